@@ -1,0 +1,22 @@
+/**
+ * Protocol versioning shared by every link. Each link opens with a hello carrying `PROTOCOL_VERSION`; a peer that
+ * speaks another version answers `PROTOCOL_VERSION_MISMATCH` instead of guessing.
+ */
+import * as Schema from "effect/Schema"
+
+/** Bumped on any incompatible change to a message, event or method of any link. */
+export const PROTOCOL_VERSION = 1
+
+export const ProtocolVersion = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 }))
+
+/** The component names, also used as an error's `source` and in `raisedBy` of the error catalog. */
+export const Component = Schema.Literals(["sdk", "extension", "native-host", "core", "provider", "cli", "deno"])
+export type Component = typeof Component.Type
+
+/** First message on a link: who is speaking and which protocol it speaks. */
+export const Hello = Schema.Struct({
+  protocolVersion: ProtocolVersion,
+  component: Component,
+  version: Schema.String.check(Schema.isMaxLength(64))
+})
+export type Hello = typeof Hello.Type

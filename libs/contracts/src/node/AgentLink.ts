@@ -1,0 +1,58 @@
+/**
+ * pedelec-cli / pedelec-deno ↔ Core (agent role), as an `effect/rpc` group over Core IPC. An agent proves one
+ * session's capability (`PEDELEC_SESSION_CAP`) on every request and can only list, read and call that session's
+ * tools, or prepare a pedelec-deno run in its workspace. Knowing a session id is not enough.
+ */
+import * as Context from "effect/Context"
+import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
+import * as Schema from "effect/Schema"
+import { ArgsSchema } from "../ArgsSchema.ts"
+import { SessionId } from "../Ids.ts"
+import { PedelecError } from "../PedelecError.ts"
+import { AbsolutePath } from "../Session.ts"
+import { ToolAnnotations, ToolName, ToolOutcome, ToolTimeoutMs } from "../Tool.ts"
+
+/** Provided to agent-role handlers: the one session the capability opens. */
+export class AgentCaller extends Context.Service<AgentCaller, { readonly sessionId: SessionId }>()(
+  "pedelec/contracts/AgentCaller"
+) {}
+
+export class AgentAuth extends RpcMiddleware.Service<AgentAuth, { provides: AgentCaller }>()(
+  "pedelec/contracts/AgentAuth",
+  { error: PedelecError, requiredForClient: true }
+) {}
+
+/** What the tool index and `tool-list` show: everything but the argument schema. */
+export const ToolSummary = Schema.Struct({
+  name: ToolName,
+  description: Schema.String,
+  timeoutMs: ToolTimeoutMs,
+  annotations: Schema.optionalKey(ToolAnnotations)
+})
+export type ToolSummary = typeof ToolSummary.Type
+
+export const ToolSpec = Schema.Struct({ ...ToolSummary.fields, argsSchema: ArgsSchema })
+export type ToolSpec = typeof ToolSpec.Type
+
+/** The thread id the agent passed; Core checks it names the capability's session. */
+const OnThread = { sessionId: SessionId }
+
+export class AgentRpcs extends RpcGroup.make(
+  Rpc.make("tool.list", { payload: OnThread, success: Schema.Array(ToolSummary), error: PedelecError }),
+  Rpc.make("tool.spec", { payload: { ...OnThread, name: ToolName }, success: ToolSpec, error: PedelecError }),
+  /**
+   * Resolves with the page's outcome. Interrupting the request (the agent killed pedelec-cli) cancels the call:
+   * the page's signal aborts and the queue moves on.
+   */
+  Rpc.make("tool.call", {
+    payload: { ...OnThread, name: ToolName, args: Schema.Json },
+    success: ToolOutcome,
+    error: PedelecError
+  }),
+  /** Where pedelec-deno may read and write, and for how long a script may run. */
+  Rpc.make("deno.prepare", {
+    payload: OnThread,
+    success: Schema.Struct({ workspace: AbsolutePath, timeoutMs: Schema.Int, maxOutputBytes: Schema.Int }),
+    error: PedelecError
+  })
+).middleware(AgentAuth) {}

@@ -1,0 +1,130 @@
+/**
+ * Native host ↔ Core (host role), as `effect/rpc` groups over Core IPC (NDJSON on a Unix socket or named pipe).
+ * The host proves the per-launch secret in `run/core.json` on every request; it then acts for the origin the
+ * extension reported, and Core alone decides which sessions that origin owns. Also the unauthenticated hello both
+ * roles start with. Node-only: `effect/rpc` never reaches a browser bundle.
+ */
+import * as Context from "effect/Context"
+import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
+import * as Schema from "effect/Schema"
+import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
+import { SessionEvent } from "../Events.ts"
+import { Origin, SessionId, ToolCallId, TurnId } from "../Ids.ts"
+import { PedelecError } from "../PedelecError.ts"
+import { Hello, ProtocolVersion } from "../Protocol.ts"
+import { ProviderInfo } from "../Provider.ts"
+import { CreateSessionInput, SessionInfo, TurnText } from "../Session.ts"
+import { PublicSettings, SecretName, Settings } from "../Settings.ts"
+import { ToolOutcome } from "../Tool.ts"
+
+/** Request headers that carry a caller's proof; never logged. */
+export const AUTH_HEADERS = { launchSecret: "x-pedelec-launch-secret", sessionCap: "x-pedelec-session-cap" } as const
+
+export const Welcome = Schema.Struct({
+  protocolVersion: ProtocolVersion,
+  coreVersion: Schema.String.check(Schema.isMaxLength(64)),
+  pid: Schema.Int
+})
+export type Welcome = typeof Welcome.Type
+
+/** Answered before any proof, so a peer of another release learns `PROTOCOL_VERSION_MISMATCH`, not `UNAUTHORIZED`. */
+export class HelloRpcs extends RpcGroup.make(
+  Rpc.make("core.hello", { payload: Hello, success: Welcome, error: PedelecError })
+) {}
+
+/** Provided to host-role handlers once the launch secret checked out. */
+export class HostCaller extends Context.Service<HostCaller, { readonly pid: number | undefined }>()(
+  "pedelec/contracts/HostCaller"
+) {}
+
+export class HostAuth extends RpcMiddleware.Service<HostAuth, { provides: HostCaller }>()(
+  "pedelec/contracts/HostAuth",
+  {
+    error: PedelecError,
+    requiredForClient: true
+  }
+) {}
+
+const ForOrigin = { origin: Origin }
+const OnSession = { origin: Origin, sessionId: SessionId }
+const Accepted = Schema.Struct({ turnId: TurnId })
+
+export class HostRpcs extends RpcGroup.make(
+  Rpc.make("session.create", {
+    payload: { ...ForOrigin, input: CreateSessionInput },
+    success: SessionInfo,
+    error: PedelecError
+  }),
+  Rpc.make("session.resume", { payload: OnSession, success: SessionInfo, error: PedelecError }),
+  /**
+   * Events after `afterSeq`: replayed from the buffer, then the log, then live. While the stream is open the
+   * subscriber holds the session's lease; `claimTools` routes tool calls to this subscriber.
+   */
+  Rpc.make("session.subscribe", {
+    payload: {
+      ...OnSession,
+      afterSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+      claimTools: Schema.Boolean
+    },
+    success: SessionEvent,
+    error: PedelecError,
+    stream: true
+  }),
+  Rpc.make("session.prepare", { payload: OnSession, success: Accepted, error: PedelecError }),
+  Rpc.make("session.send_text", { payload: { ...OnSession, text: TurnText }, success: Accepted, error: PedelecError }),
+  Rpc.make("session.cancel", {
+    payload: OnSession,
+    success: Schema.Struct({ cancelled: Schema.Boolean }),
+    error: PedelecError
+  }),
+  Rpc.make("session.end", { payload: OnSession, error: PedelecError }),
+  /** Live sessions, all or one origin's (the options page). */
+  Rpc.make("session.list", {
+    payload: { origin: Schema.optionalKey(Origin) },
+    success: Schema.Array(SessionInfo),
+    error: PedelecError
+  }),
+  /** The user revoked an origin in the extension: its sessions end at once. */
+  Rpc.make("origin.revoke", {
+    payload: ForOrigin,
+    success: Schema.Struct({ ended: Schema.Int }),
+    error: PedelecError
+  }),
+  /** Idempotent by `toolCallId`: a repeat or a late answer is `accepted: false`, never an error. */
+  Rpc.make("tool.submit_result", {
+    payload: { ...OnSession, toolCallId: ToolCallId, outcome: ToolOutcome },
+    success: Schema.Struct({ accepted: Schema.Boolean }),
+    error: PedelecError
+  }),
+  Rpc.make("tool.progress", {
+    payload: {
+      ...OnSession,
+      toolCallId: ToolCallId,
+      message: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(1024)))
+    },
+    error: PedelecError
+  }),
+  Rpc.make("providers.list", {
+    payload: { rescan: Schema.Boolean },
+    success: Schema.Array(ProviderInfo),
+    error: PedelecError
+  }),
+  Rpc.make("settings.get", { success: PublicSettings, error: PedelecError }),
+  Rpc.make("settings.set", { payload: { settings: Settings }, success: PublicSettings, error: PedelecError }),
+  Rpc.make("settings.set_secret", {
+    payload: { name: SecretName, value: Schema.NullOr(Schema.String.check(Schema.isBetweenLength(1, 4096))) },
+    success: PublicSettings,
+    error: PedelecError
+  }),
+  Rpc.make("assets.upload_ticket", {
+    payload: { ...ForOrigin, request: UploadTicketRequest },
+    success: AssetTicket,
+    error: PedelecError
+  }),
+  Rpc.make("assets.download_ticket", {
+    payload: { ...ForOrigin, request: DownloadTicketRequest },
+    success: AssetTicket,
+    error: PedelecError
+  }),
+  Rpc.make("assets.list", { payload: OnSession, success: Schema.Array(AssetInfo), error: PedelecError })
+).middleware(HostAuth) {}
