@@ -25,7 +25,7 @@ const pkg = (short: string, type: string, platform: string, deps: ReadonlyArray<
 const clean: Files = {
   "package.json": { name: "fixture", private: true, workspaces: ["libs/*", "apps/*"], dependencies: { effect: "4" } },
   "libs/contracts/package.json": pkg("contracts", "lib", "neutral"),
-  "libs/contracts/src/ErrorCode.ts": `import * as Schema from "effect/Schema"\nexport const ErrorCode = Schema.String\n`,
+  "libs/contracts/src/ErrorCode.ts": `import * as Schema from "effect/Schema"\nconst spec = (m: string) => m\nexport const CATALOG = {\n  SESSION_BUSY: spec("busy"),\n  TOOL_TIMEOUT: spec("late")\n}\nexport const ErrorCode = Schema.Literals(["SESSION_BUSY", "TOOL_TIMEOUT"])\n`,
   "libs/contracts/src/node/ArgsValidator.ts": `import { RE2JS } from "re2js"\nimport { Rpc } from "effect/rpc"\nimport { ErrorCode } from "../ErrorCode.ts"\nexport { RE2JS, Rpc, ErrorCode }\n`,
   "libs/contracts/test/ErrorCode.test.ts": `import { Effect } from "effect"\nimport { it } from "@effect/vitest"\nimport { describe } from "vitest"\nimport fc from "fast-check"\nimport path from "node:path"\nimport { ErrorCode } from "../src/ErrorCode.ts"\nimport { ArgsValidator } from "@pedelec/contracts/node/ArgsValidator"\n`,
   "libs/contracts/scripts/write.ts": `import { writeFile } from "node:fs/promises"\nimport { ErrorCode } from "../src/ErrorCode.ts"\n`,
@@ -33,7 +33,7 @@ const clean: Files = {
   "libs/core/src/index.ts": `import { Effect } from "effect"\nimport { ArgsValidator } from "@pedelec/contracts/node/ArgsValidator"\nimport { readFile } from "node:fs/promises"\nimport { NodeRuntime } from "@effect/platform-node"\nexport * from "./run.ts"\n`,
   "libs/core/src/run.ts": `export const run = () => import("node:child_process")\n`,
   "libs/sdk/package.json": pkg("sdk", "lib", "browser", ["contracts"]),
-  "libs/sdk/src/index.ts": `import * as Effect from "effect/Effect"\nimport { ErrorCode } from "@pedelec/contracts/ErrorCode"\nexport { Effect, ErrorCode }\n`,
+  "libs/sdk/src/index.ts": `import * as Effect from "effect/Effect"\nimport { ErrorCode } from "@pedelec/contracts/ErrorCode"\nexport { Effect, ErrorCode }\nexport const busy = (code: string) => code === "SESSION_BUSY" ? fail("SESSION_BUSY", { tool: "x" }) : undefined\n`,
   "libs/sdk/test/index.test.ts": `import { Effect } from "effect"\nimport { expect } from "vitest"\nimport { ErrorCode } from "../src/index.ts"\n`,
   "libs/sdk/scripts/bundle.ts": `import { build } from "esbuild"\nimport { readFile } from "node:fs/promises"\n`,
   "apps/extension/package.json": pkg("extension", "app", "browser", ["contracts", "sdk"]),
@@ -162,6 +162,17 @@ describe("checkBoundaries", () => {
   ])("project-tags: %s", async (_, nx) => {
     const json = { ...pkg("sdk", "lib", "browser", ["contracts"]), ...nx }
     await expectOnly({ "libs/sdk/package.json": json }, "project-tags", "libs/sdk/package.json")
+  })
+
+  it.each([
+    ["a catalog key", `export const mine = { SESSION_BUSY: { message: "busy" } }\n`],
+    ["a quoted catalog key", `export const mine = { "TOOL_TIMEOUT": 1 }\n`],
+    ["a Literals schema", `export const Code = Schema.Literals(["OTHER", "SESSION_BUSY"])\n`],
+    ["a type alias", `export type Code = "OTHER" | 'TOOL_TIMEOUT'\n`]
+  ])("error-code-redefined: %s outside contracts", async (_, text) => {
+    const violations = await found({ "libs/core/src/codes.ts": text })
+    expect(violations).toHaveLength(1)
+    expect(violations[0]).toMatchObject({ rule: "error-code-redefined", file: "libs/core/src/codes.ts" })
   })
 
   it("messages say what to do instead", async () => {

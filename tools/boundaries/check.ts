@@ -8,6 +8,7 @@ import { builtinModules } from "node:module"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
+import { CATALOG_FILE, readCatalogCodes, redefinedCodes } from "./error-codes.ts"
 
 export type RuleId =
   | "browser-imports-node"
@@ -19,6 +20,7 @@ export type RuleId =
   | "undeclared-dependency"
   | "banned-package"
   | "project-tags"
+  | "error-code-redefined"
 
 export interface Violation {
   readonly file: string
@@ -262,6 +264,7 @@ export const runBoundaryCheck = async (workspaceRoot: string): Promise<BoundaryR
     throw new Error(`${root}/package.json ${rootJson ?? "is missing"}; is ${root} the workspace root?`)
   const { projects, violations } = await discover(root)
   violations.push(...checkManifest("", rootJson))
+  const codes = await readCatalogCodes(root)
   let files = 0
   for (const project of projects) {
     for (const zone of ZONES) {
@@ -270,6 +273,12 @@ export const runBoundaryCheck = async (workspaceRoot: string): Promise<BoundaryR
         if (text === undefined) continue
         files++
         const rel = path.relative(root, file).split(path.sep).join("/")
+        if (project.name !== CONTRACTS && zone === "src") {
+          for (const code of redefinedCodes(text, codes)) {
+            const message = `error code ${code} is defined in ${CATALOG_FILE}; import it from ${CONTRACTS}/ErrorCode instead of defining it again`
+            violations.push({ file: rel, specifier: code, rule: "error-code-redefined", message })
+          }
+        }
         for (const { fileName: specifier } of ts.preProcessFile(text, true, true).importedFiles) {
           for (const [rule, message] of checkImport({ projects, project, file, zone }, specifier))
             violations.push({ file: rel, specifier, rule, message })

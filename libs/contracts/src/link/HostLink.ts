@@ -8,7 +8,7 @@ import { SessionEvent } from "../Events.ts"
 import { Origin, RequestId, SessionId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
 import { SessionInfo } from "../Session.ts"
-import { PageMethod } from "./PageLink.ts"
+import { PageMethod, PageResponse } from "./PageLink.ts"
 
 export const NATIVE_HOST_NAME = "com.pedelec.host"
 
@@ -43,11 +43,9 @@ export const HostRequest = Schema.Struct({
 })
 export type HostRequest = typeof HostRequest.Type
 
-export const HostResponse = Schema.Union([
-  Schema.Struct({ kind: Schema.Literal("response"), id: RequestId, ok: Schema.Literal(true), result: Schema.Unknown }),
-  Schema.Struct({ kind: Schema.Literal("response"), id: RequestId, ok: Schema.Literal(false), error: PedelecErrorWire })
-])
-export type HostResponse = typeof HostResponse.Type
+/** Responses have the page link's shape: the extension passes them on after checking them. */
+export const HostResponse = PageResponse
+export type HostResponse = PageResponse
 
 /** Events of the sessions the extension subscribed to, tagged with the subscription that asked for them. */
 export const HostEvent = Schema.Struct({ kind: Schema.Literal("event"), subscription: RequestId, event: SessionEvent })
