@@ -7,11 +7,14 @@
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { issuesOfExit, type PointedIssue, toPointer } from "./JsonPointer.ts"
+import { issuesOfExit, jsonDepthExceeded, type PointedIssue } from "./JsonPointer.ts"
 
 export const ARGS_SCHEMA_LIMITS = {
-  /** JSON nesting of the whole document; each schema level takes two (`properties`, then the name). */
-  maxJsonDepth: 64,
+  /**
+   * JSON nesting of the whole document (each schema level takes two: `properties`, then the name); below
+   * MAX_JSON_DEPTH, so a schema accepted alone still fits inside a link message.
+   */
+  maxJsonDepth: 48,
   maxJsonObjects: 4096,
   maxPatternLength: 512,
   maxProperties: 128,
@@ -192,16 +195,15 @@ export const ArgsSchema: Schema.Codec<ArgsSchema> = ObjectNode.annotate({
 
 /** Bounds the document's depth and size before recursive decoding, so no input can exhaust the stack. */
 const exceedsLimits = (input: unknown): PointedIssue | undefined => {
-  const stack: Array<{ readonly value: unknown; readonly path: ReadonlyArray<PropertyKey> }> = [
-    { value: input, path: [] }
-  ]
-  let nodes = 0
+  const tooDeep = jsonDepthExceeded(input, L.maxJsonDepth)
+  if (tooDeep !== undefined) return { pointer: tooDeep, reason: "the schema is nested too deeply" }
+  let objects = 0
+  const stack: Array<unknown> = [input]
   while (stack.length > 0) {
-    const { value, path } = stack.pop()!
+    const value = stack.pop()
     if (typeof value !== "object" || value === null) continue
-    if (++nodes > L.maxJsonObjects) return { pointer: toPointer(path), reason: "the schema is too large" }
-    if (path.length > L.maxJsonDepth) return { pointer: toPointer(path), reason: "the schema is nested too deeply" }
-    for (const [key, child] of Object.entries(value)) stack.push({ value: child, path: [...path, key] })
+    if (++objects > L.maxJsonObjects) return { pointer: "", reason: "the schema is too large" }
+    stack.push(...Object.values(value))
   }
   return undefined
 }
@@ -236,6 +238,8 @@ const explain = (issue: PointedIssue): PointedIssue => {
     case "Expected no excess property":
       return { pointer: issue.pointer, reason: `keyword "${keyword}" is not supported by the argsSchema subset` }
     case "Missing key":
+      // A node with neither `type` nor `oneOf` fails every member; Effect names the last one's key, `oneOf`.
+      if (keyword === "oneOf") return explain({ pointer: `${issue.pointer.slice(0, -"oneOf".length)}type`, reason: "" })
       return { pointer: issue.pointer, reason: `keyword "${keyword}" is required here` }
     default:
       return issue

@@ -11,11 +11,11 @@ export const ASSET_LIMITS = {
   maxPathLength: 1024
 } as const
 
-/** Relative, `/`-separated, no empty, `.` or `..` segment, no backslash or control character. */
+/** Relative, `/`-separated, no empty, `.` or `..` segment, no drive letter, backslash or control character. */
 export const AssetPath = Schema.String.check(
   Schema.isBetweenLength(1, ASSET_LIMITS.maxPathLength),
-  Schema.isPattern(/^(?!\/)(?!.*\/\/)(?!.*\/$)(?!(.*\/)?\.\.?(\/|$))[^\\\p{Cc}]+$/u, {
-    message: "Expected a relative path without `..`, `.`, empty segments or backslashes"
+  Schema.isPattern(/^(?!\/)(?![A-Za-z]:)(?!.*\/\/)(?!.*\/$)(?!(.*\/)?\.\.?(\/|$))[^\\\p{Cc}]+$/u, {
+    message: "Expected a relative path without `..`, `.`, empty segments, a drive letter or backslashes"
   })
 ).pipe(Schema.brand("AssetPath"))
 export type AssetPath = typeof AssetPath.Type

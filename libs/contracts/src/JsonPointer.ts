@@ -1,6 +1,7 @@
 /**
- * JSON pointers (RFC 6901) for reporting where in a document something is wrong, and a conversion from Effect
- * Schema issues to `{pointer, reason}` pairs, so every decoder in contracts reports locations the same way.
+ * JSON pointers (RFC 6901) for reporting where in a document something is wrong, a conversion from Effect Schema
+ * issues to `{pointer, reason}` pairs, so every decoder in contracts reports locations the same way, and the depth
+ * bound every link applies before decoding.
  */
 import * as Cause from "effect/Cause"
 import type * as Exit from "effect/Exit"
@@ -29,4 +30,22 @@ export const issuesOfExit = (exit: Exit.Failure<unknown, Schema.SchemaError>): R
   const error = Cause.squash(exit.cause)
   if (Schema.isSchemaError(error)) return pointedIssues(error.issue)
   throw error
+}
+
+/**
+ * Nesting every link accepts. Schema decoding is recursive, so a deeper message (a few KB of `[[[[…]]]]`) could
+ * exhaust the stack: each link checks this, iteratively, before it decodes anything.
+ */
+export const MAX_JSON_DEPTH = 64
+
+/** The pointer of the first place nested deeper than `maxDepth`, or undefined. Never recursive. */
+export const jsonDepthExceeded = (value: unknown, maxDepth: number = MAX_JSON_DEPTH): string | undefined => {
+  const stack: Array<{ readonly value: unknown; readonly path: ReadonlyArray<PropertyKey> }> = [{ value, path: [] }]
+  while (stack.length > 0) {
+    const next = stack.pop()!
+    if (typeof next.value !== "object" || next.value === null) continue
+    if (next.path.length >= maxDepth) return toPointer(next.path)
+    for (const [key, child] of Object.entries(next.value)) stack.push({ value: child, path: [...next.path, key] })
+  }
+  return undefined
 }

@@ -71,7 +71,7 @@ const placeholder = /\{([A-Za-z][A-Za-z0-9]*)\}/g
 /** Fills `{name}` from details; a missing value reads as a neutral phrase rather than a raw placeholder. */
 export const formatMessage = (template: string, details: ErrorDetails | undefined): string =>
   template.replace(placeholder, (_, name: string) => {
-    const value = details?.[name]
+    const value = details !== undefined && Object.hasOwn(details, name) ? details[name] : undefined
     if (value === undefined || value === null) return unknownPhrase(name)
     return typeof value === "string" ? value : JSON.stringify(value)
   })

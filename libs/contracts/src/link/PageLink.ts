@@ -26,7 +26,8 @@ export const ApprovalStatus = Schema.Struct({
 })
 export type ApprovalStatus = typeof ApprovalStatus.Type
 
-const Empty = Schema.Struct({})
+/** Exactly `{}`: `Schema.Struct({})` would accept any non-null value. */
+const Empty = Schema.Record(Schema.String, Schema.Never)
 const OnSession = Schema.Struct({ sessionId: SessionId })
 const Accepted = Schema.Struct({ turnId: TurnId })
 const method = <P extends Schema.Top, R extends Schema.Top>(params: P, result: R) => ({ params, result })

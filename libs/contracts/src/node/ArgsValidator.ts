@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import { RE2JS } from "re2js"
 import { ARGS_SCHEMA_LIMITS, type ArgsSchema, type ArgsSchemaNode } from "../ArgsSchema.ts"
-import { issuesOfExit, type PointedIssue, toPointer } from "../JsonPointer.ts"
+import { issuesOfExit, jsonDepthExceeded, type PointedIssue, toPointer } from "../JsonPointer.ts"
 
 /** Where in the arguments a check failed (a JSON pointer, "" for the root) and why. */
 export interface ArgsIssue {
@@ -23,8 +23,8 @@ export interface ArgsValidator {
   readonly validate: (args: unknown) => Result.Result<unknown, ReadonlyArray<ArgsIssue>>
 }
 
-/** Arguments nested deeper than this are refused before decoding, so no input can exhaust the stack. */
-const MAX_ARGS_DEPTH = 64
+/** Arguments nested deeper than this are refused before decoding; the same bound as an argsSchema document. */
+const MAX_ARGS_DEPTH = ARGS_SCHEMA_LIMITS.maxJsonDepth
 
 class PatternRejected {
   readonly issue: PointedIssue
@@ -44,7 +44,7 @@ export const makeArgsValidator = (schema: ArgsSchema): Result.Result<ArgsValidat
   }
   const decode = Schema.decodeUnknownExit(codec as Schema.Codec<unknown>)
   const validate = (args: unknown): Result.Result<unknown, ReadonlyArray<ArgsIssue>> => {
-    const tooDeep = depthExceeded(args)
+    const tooDeep = jsonDepthExceeded(args, MAX_ARGS_DEPTH)
     if (tooDeep !== undefined) return Result.fail([{ path: tooDeep, reason: "arguments are nested too deeply" }])
     const exit = decode(args, { onExcessProperty: "error", errors: "all" })
     if (Exit.isSuccess(exit)) return Result.succeed(args)
@@ -63,9 +63,10 @@ const build = (node: ArgsSchemaNode, at: ReadonlyArray<PropertyKey>): Schema.Top
   switch (node.type) {
     case "string": {
       const base = node.enum ? Schema.Literals(node.enum) : Schema.String
+      // JSON Schema counts string length in code points, not UTF-16 units: "😀" has length 1.
       return withChecks(base, [
-        node.minLength === undefined ? undefined : Schema.isMinLength(node.minLength),
-        node.maxLength === undefined ? undefined : Schema.isMaxLength(node.maxLength),
+        node.minLength === undefined ? undefined : Schema.isMinCodePoints(node.minLength),
+        node.maxLength === undefined ? undefined : Schema.isMaxCodePoints(node.maxLength),
         node.pattern === undefined ? undefined : matches(node.pattern, [...at, "pattern"])
       ])
     }
@@ -87,7 +88,8 @@ const build = (node: ArgsSchemaNode, at: ReadonlyArray<PropertyKey>): Schema.Top
       ])
     case "object": {
       const required = new Set(node.required ?? [])
-      const fields: Record<string, Schema.Top> = {}
+      // No prototype: a property named `__proto__` must become a field, not replace the object's prototype.
+      const fields: Record<string, Schema.Top> = Object.create(null)
       for (const [name, property] of Object.entries(node.properties ?? {})) {
         const codec = build(property, [...at, "properties", name])
         fields[name] = required.has(name) ? codec : Schema.optionalKey(codec)
@@ -145,19 +147,6 @@ const uniqueItems = Schema.makeFilter<ReadonlyArray<unknown>>((items) => {
   }
   return undefined
 })
-
-const depthExceeded = (input: unknown): string | undefined => {
-  const stack: Array<{ readonly value: unknown; readonly path: ReadonlyArray<PropertyKey> }> = [
-    { value: input, path: [] }
-  ]
-  while (stack.length > 0) {
-    const { value, path } = stack.pop()!
-    if (typeof value !== "object" || value === null) continue
-    if (path.length >= MAX_ARGS_DEPTH) return toPointer(path)
-    for (const [key, child] of Object.entries(value)) stack.push({ value: child, path: [...path, key] })
-  }
-  return undefined
-}
 
 const explain = (reason: string): string => {
   switch (reason) {
