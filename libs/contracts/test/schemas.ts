@@ -21,6 +21,7 @@ import * as PageLink from "../src/link/PageLink.ts"
 import * as AgentLink from "../src/node/AgentLink.ts"
 import * as CliOutput from "../src/node/CliOutput.ts"
 import * as CoreLink from "../src/node/CoreLink.ts"
+import * as ProviderEvent from "../src/node/ProviderEvent.ts"
 import * as PedelecError from "../src/PedelecError.ts"
 import * as Protocol from "../src/Protocol.ts"
 import * as Provider from "../src/Provider.ts"
@@ -133,6 +134,9 @@ const NAMED = {
   // node/CliOutput.ts, node/CoreLink.ts, node/AgentLink.ts
   "CliOutput.CliOutput": CliOutput.CliOutput,
   "CoreLink.Welcome": CoreLink.Welcome,
+  "CoreLink.CoreRuntimeInfo": CoreLink.CoreRuntimeInfo,
+  "ProviderEvent.ProviderEvent": ProviderEvent.ProviderEvent,
+  "ProviderEvent.ProviderSessionId": ProviderEvent.ProviderSessionId,
   "AgentLink.ToolSummary": AgentLink.ToolSummary,
   "AgentLink.ToolSpec": AgentLink.ToolSpec
 } satisfies Record<string, AnyCodec>

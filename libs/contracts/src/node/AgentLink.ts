@@ -10,7 +10,8 @@ import { ArgsSchema } from "../ArgsSchema.ts"
 import { SessionId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
 import { AbsolutePath } from "../Session.ts"
-import { ToolAnnotations, ToolName, ToolOutcome, ToolTimeoutMs } from "../Tool.ts"
+import { ToolAnnotations, ToolName, ToolTimeoutMs } from "../Tool.ts"
+import { CliOutput } from "./CliOutput.ts"
 
 /** Provided to agent-role handlers: the one session the capability opens. */
 export class AgentCaller extends Context.Service<AgentCaller, { readonly sessionId: SessionId }>()(
@@ -41,12 +42,13 @@ export class AgentRpcs extends RpcGroup.make(
   Rpc.make("tool.list", { payload: OnThread, success: Schema.Array(ToolSummary), error: PedelecError }),
   Rpc.make("tool.spec", { payload: { ...OnThread, name: ToolName }, success: ToolSpec, error: PedelecError }),
   /**
-   * Resolves with the page's outcome. Interrupting the request (the agent killed pedelec-cli) cancels the call:
-   * the page's signal aborts and the queue moves on.
+   * Resolves with exactly the line pedelec-cli prints: the page's outcome, or, over 32 KiB, the file Core wrote it
+   * to. Interrupting the request (the agent killed pedelec-cli) cancels the call: the page's signal aborts and the
+   * queue moves on. Core refusing the call itself (`TOOL_ARGS_INVALID`, `UNAUTHORIZED`, …) is the error channel.
    */
   Rpc.make("tool.call", {
     payload: { ...OnThread, name: ToolName, args: Schema.Json },
-    success: ToolOutcome,
+    success: CliOutput,
     error: PedelecError
   }),
   /** Where pedelec-deno may read and write, and for how long a script may run. */

@@ -9,7 +9,7 @@ import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
 import * as Schema from "effect/Schema"
 import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
 import { SessionEvent } from "../Events.ts"
-import { Origin, SessionId, ToolCallId, TurnId } from "../Ids.ts"
+import { LaunchSecret, Origin, SessionId, ToolCallId, TurnId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
 import { Hello, ProtocolVersion } from "../Protocol.ts"
 import { ProviderInfo } from "../Provider.ts"
@@ -19,6 +19,21 @@ import { ToolOutcome } from "../Tool.ts"
 
 /** Request headers that carry a caller's proof; never logged. */
 export const AUTH_HEADERS = { launchSecret: "x-pedelec-launch-secret", sessionCap: "x-pedelec-session-cap" } as const
+
+/**
+ * `run/core.json` (0600): how a local client finds a running Core and proves the host role. Written atomically by
+ * Core at start and removed at stop; a file whose `pid` is dead is stale.
+ */
+export const CoreRuntimeInfo = Schema.Struct({
+  protocolVersion: ProtocolVersion,
+  coreVersion: Schema.String.check(Schema.isMaxLength(64)),
+  pid: Schema.Int,
+  /** A Unix socket path, or a Windows named pipe such as `\\.\pipe\pedelec-…`. */
+  socketPath: Schema.String.check(Schema.isBetweenLength(1, 4096)),
+  launchSecret: LaunchSecret,
+  startedAt: Schema.Int
+})
+export type CoreRuntimeInfo = typeof CoreRuntimeInfo.Type
 
 export const Welcome = Schema.Struct({
   protocolVersion: ProtocolVersion,
