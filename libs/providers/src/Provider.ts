@@ -1,0 +1,76 @@
+/**
+ * The provider adapter contract: what Core needs from each agent CLI. An adapter knows how to find its CLI, which
+ * effort tokens it allows, and how to run a **session process** (`start`, then `send` per turn, `interrupt`; closing
+ * the scope closes it), decoding the CLI's output into `ProviderEvent`s. Adapters do not know about sessions' events,
+ * tool routing or stall timeouts: Core owns those.
+ */
+
+import type { SessionId } from "@pedelec/contracts/Ids"
+import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
+import type { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { EffortProfile, EffortSupport, ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { TurnKind } from "@pedelec/contracts/Session"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+
+/** Everything a session process is started with; a snapshot taken when the session was created. */
+export interface SessionProcessOptions {
+  readonly sessionId: SessionId
+  /** The agent's cwd. */
+  readonly workspace: string
+  /** `PEDELEC_THREAD_ID`, `PEDELEC_SESSION_CAP`, `PEDELEC_HOME`, and PATH with pedelec-cli first. */
+  readonly env: Readonly<Record<string, string>>
+  readonly model: string | undefined
+  readonly effort: EffortProfile
+  /** The user opted this origin out of the CLI's sandbox (SPEC §12). */
+  readonly fullAccess: boolean
+}
+
+export interface TurnInput {
+  /** The text for the CLI: on a fresh provider session Core has already prepended its rules and tool index. */
+  readonly prompt: string
+  /** Resume this conversation; undefined starts a fresh one. */
+  readonly providerSessionId: string | undefined
+  readonly kind: TurnKind
+}
+
+/** A process group this session started, with what tells it apart from a later process that reuses the pid. */
+export interface ProcessRecord {
+  readonly pid: number
+  readonly pgid: number
+  /** Kernel start time (Linux: /proc/<pid>/stat field 22), so a reaper never kills a stranger with a reused pid. */
+  readonly startTime: string
+}
+
+export interface SessionProcess {
+  /**
+   * One turn: the CLI's events, ending after `completed` or `error`. The stream fails only when the CLI could not be
+   * run or died without saying why (`PROVIDER_START_FAILED`, `PROVIDER_FAILED`). Interrupting the stream stops the
+   * turn: the CLI is interrupted, then its process group and every descendant seen are killed.
+   */
+  readonly send: (turn: TurnInput) => Stream.Stream<ProviderEvent, PedelecError>
+  /** Asks the running turn to stop the way the CLI prefers (SIGINT to its group by default). */
+  readonly interrupt: Effect.Effect<void>
+  /** Processes started and still alive, for the session file and the crash reaper. */
+  readonly processes: Effect.Effect<ReadonlyArray<ProcessRecord>>
+}
+
+/** Which effort tokens a profile may hold for this provider; anything else is `EFFORT_LEVEL_INVALID`. */
+export interface EffortAllowList {
+  /** Each argv token of a profile must match one of these. */
+  readonly argv: ReadonlyArray<RegExp>
+  readonly env: ReadonlyArray<string>
+}
+
+export interface ProviderAdapter {
+  readonly code: ProviderCode
+  readonly name: string
+  readonly experimental: boolean
+  readonly effort: EffortSupport
+  readonly effortAllowList: EffortAllowList
+  /** Finds the CLI (PATH plus the usual install folders) and reports version and availability. */
+  readonly detect: Effect.Effect<ProviderInfo>
+  /** Acquires a session process in the caller's scope; closing the scope leaves no process behind. */
+  readonly start: (options: SessionProcessOptions) => Effect.Effect<SessionProcess, PedelecError, Scope.Scope>
+}
