@@ -168,11 +168,17 @@ describe("checkBoundaries", () => {
     ["a catalog key", `export const mine = { SESSION_BUSY: { message: "busy" } }\n`],
     ["a quoted catalog key", `export const mine = { "TOOL_TIMEOUT": 1 }\n`],
     ["a Literals schema", `export const Code = Schema.Literals(["OTHER", "SESSION_BUSY"])\n`],
-    ["a type alias", `export type Code = "OTHER" | 'TOOL_TIMEOUT'\n`]
+    ["a type alias", `export type Code = "OTHER" | 'TOOL_TIMEOUT'\n`],
+    ["a multi-line union", `export type Code =\n  | "OTHER"\n  | "SESSION_BUSY"\nexport const x = 1\n`]
   ])("error-code-redefined: %s outside contracts", async (_, text) => {
     const violations = await found({ "libs/core/src/codes.ts": text })
     expect(violations).toHaveLength(1)
     expect(violations[0]).toMatchObject({ rule: "error-code-redefined", file: "libs/core/src/codes.ts" })
+  })
+
+  it("error-code-redefined: using a code after an unrelated type alias is not a definition", async () => {
+    const text = `export type Reason = "late" | "gone"\nexport const code = (r: Reason) => (r === "late" ? "TOOL_TIMEOUT" : "SESSION_BUSY")\n`
+    expect(await found({ "libs/core/src/uses.ts": text })).toEqual([])
   })
 
   it("messages say what to do instead", async () => {

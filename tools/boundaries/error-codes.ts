@@ -13,15 +13,21 @@ export const readCatalogCodes = async (root: string): Promise<ReadonlyArray<stri
   return [...text.matchAll(/^ {2}([A-Z][A-Z0-9_]+): spec\(/gm)].map((match) => match[1]!)
 }
 
+/** Type aliases that are unions of string literals, each as its literal text (`type Code = "A" | "B"`). */
+const literalUnions = (text: string): Array<string> =>
+  [...text.matchAll(/\btype\s+\w+\s*=\s*((?:\|?\s*(["'`])[^"'`\n]*\2\s*)+)/g)].map((match) => match[1]!)
+
 /** Codes the text defines rather than uses. Codes are UPPER_SNAKE_CASE, so they need no regex escaping. */
-export const redefinedCodes = (text: string, codes: ReadonlyArray<string>): Array<string> =>
-  codes.filter((code) => {
+export const redefinedCodes = (text: string, codes: ReadonlyArray<string>): Array<string> => {
+  const unions = literalUnions(text)
+  return codes.filter((code) => {
     const quoted = `["'\`]${code}["'\`]`
     const definitions = [
-      new RegExp(`(^|[{,\\s])${code}\\s*:`, "m"),
-      new RegExp(`["']${code}["']\\s*:`),
-      new RegExp(`Literals?\\(\\s*\\[?[^)]*${quoted}`),
-      new RegExp(`\\btype\\s+\\w+\\s*=[^;]*${quoted}`)
+      // Object keys only: after `{`, `,` or at a line start, never the middle of a `cond ? "A" : "B"`.
+      new RegExp(`(^\\s*|[{,]\\s*)${code}\\s*:`, "m"),
+      new RegExp(`(^\\s*|[{,]\\s*)["']${code}["']\\s*:`, "m"),
+      new RegExp(`Literals?\\(\\s*\\[?[^)]*${quoted}`)
     ]
-    return definitions.some((pattern) => pattern.test(text))
+    return definitions.some((pattern) => pattern.test(text)) || unions.some((union) => new RegExp(quoted).test(union))
   })
+}

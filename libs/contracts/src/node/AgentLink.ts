@@ -1,7 +1,7 @@
 /**
  * pedelec-cli / pedelec-deno ↔ Core (agent role), as an `effect/rpc` group over Core IPC. An agent proves one
  * session's capability (`PEDELEC_SESSION_CAP`) on every request and can only list, read and call that session's
- * tools, or prepare a pedelec-deno run in its workspace. Knowing a session id is not enough.
+ * tools; pedelec-deno's run preparation joins this link with the Deno work. Knowing a session id is not enough.
  */
 import * as Context from "effect/Context"
 import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
@@ -9,7 +9,6 @@ import * as Schema from "effect/Schema"
 import { ArgsSchema } from "../ArgsSchema.ts"
 import { SessionId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
-import { AbsolutePath } from "../Session.ts"
 import { ToolAnnotations, ToolName, ToolTimeoutMs } from "../Tool.ts"
 import { CliOutput } from "./CliOutput.ts"
 
@@ -49,12 +48,6 @@ export class AgentRpcs extends RpcGroup.make(
   Rpc.make("tool.call", {
     payload: { ...OnThread, name: ToolName, args: Schema.Json },
     success: CliOutput,
-    error: PedelecError
-  }),
-  /** Where pedelec-deno may read and write, and for how long a script may run. */
-  Rpc.make("deno.prepare", {
-    payload: OnThread,
-    success: Schema.Struct({ workspace: AbsolutePath, timeoutMs: Schema.Int, maxOutputBytes: Schema.Int }),
     error: PedelecError
   })
 ).middleware(AgentAuth) {}

@@ -7,7 +7,6 @@
 import * as Context from "effect/Context"
 import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
 import * as Schema from "effect/Schema"
-import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
 import { SessionEvent } from "../Events.ts"
 import { LaunchSecret, Origin, SessionId, ToolCallId, TurnId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
@@ -130,16 +129,5 @@ export class HostRpcs extends RpcGroup.make(
     payload: { name: SecretName, value: Schema.NullOr(Schema.String.check(Schema.isBetweenLength(1, 4096))) },
     success: PublicSettings,
     error: PedelecError
-  }),
-  Rpc.make("assets.upload_ticket", {
-    payload: { ...ForOrigin, request: UploadTicketRequest },
-    success: AssetTicket,
-    error: PedelecError
-  }),
-  Rpc.make("assets.download_ticket", {
-    payload: { ...ForOrigin, request: DownloadTicketRequest },
-    success: AssetTicket,
-    error: PedelecError
-  }),
-  Rpc.make("assets.list", { payload: OnSession, success: Schema.Array(AssetInfo), error: PedelecError })
+  })
 ).middleware(HostAuth) {}

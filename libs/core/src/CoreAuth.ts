@@ -1,0 +1,63 @@
+/**
+ * CoreAuth — the two roles of Core IPC as server-side RPC middleware. Host: the request carries this launch's
+ * secret (from `run/core.json`). Agent: the request carries a live session's capability, and may only name that
+ * session. Anything else is `UNAUTHORIZED`, before any handler runs. Who owns a session is Sessions' business.
+ */
+import { timingSafeEqual } from "node:crypto"
+import type { LaunchSecret } from "@pedelec/contracts/Ids"
+import { AgentAuth, AgentCaller } from "@pedelec/contracts/node/AgentLink"
+import { AUTH_HEADERS, HostAuth, HostCaller } from "@pedelec/contracts/node/CoreLink"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Headers from "effect/http/Headers"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Sessions } from "./Sessions.ts"
+
+/** The secret of this Core launch; written to `run/core.json` and checked on every host request. */
+export class CoreSecret extends Context.Service<CoreSecret, { readonly launchSecret: LaunchSecret }>()(
+  "pedelec/core/CoreSecret"
+) {}
+
+const unauthorized = (reason: string) => PedelecError.fromCode("UNAUTHORIZED", "core", { details: { reason } })
+
+const sameSecret = (given: string, expected: string) => {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export const HostAuthLive = Layer.effect(
+  HostAuth,
+  Effect.gen(function* () {
+    const { launchSecret } = yield* CoreSecret
+    return HostAuth.of((effect, { headers }) => {
+      const given = Option.getOrUndefined(Headers.get(headers, AUTH_HEADERS.launchSecret))
+      if (given === undefined || !sameSecret(given, launchSecret)) {
+        return Effect.fail(unauthorized("the launch secret is missing or stale: read run/core.json again"))
+      }
+      return Effect.provideService(effect, HostCaller, { pid: undefined })
+    })
+  })
+)
+
+export const AgentAuthLive = Layer.effect(
+  AgentAuth,
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    return AgentAuth.of((effect, { headers, payload }) => {
+      const capability = Option.getOrUndefined(Headers.get(headers, AUTH_HEADERS.sessionCap))
+      const sessionId = capability === undefined ? undefined : sessions.byCapability(capability)
+      if (sessionId === undefined) {
+        return Effect.fail(unauthorized("PEDELEC_SESSION_CAP does not open a live session"))
+      }
+      const named =
+        typeof payload === "object" && payload !== null && "sessionId" in payload ? payload.sessionId : undefined
+      if (named !== sessionId) {
+        return Effect.fail(unauthorized("the capability belongs to another session than --thread-id"))
+      }
+      return Effect.provideService(effect, AgentCaller, { sessionId })
+    })
+  })
+)

@@ -1,0 +1,41 @@
+/**
+ * CoreLayer — the composition root of Core: the lock, the stores, the session machinery and the IPC server, wired
+ * into one layer that the headless daemon and the Electron app both run. Composition only; no behaviour here.
+ */
+import { NodeServices } from "@effect/platform-node"
+import * as Layer from "effect/Layer"
+import { CoreConfig } from "./CoreConfig.ts"
+import { CoreLock } from "./CoreLock.ts"
+import { CorePaths } from "./CorePaths.ts"
+import { CoreSecretLive, CoreServerLayer } from "./CoreServer.ts"
+import { EventLog } from "./EventLog.ts"
+import { Providers } from "./Providers.ts"
+import { SessionEvents } from "./SessionEvents.ts"
+import { SessionSetup } from "./SessionSetup.ts"
+import { SessionStore } from "./SessionStore.ts"
+import { Sessions } from "./Sessions.ts"
+import { SettingsStore } from "./SettingsStore.ts"
+import { ToolRouter } from "./ToolRouter.ts"
+import { TurnRunner } from "./TurnRunner.ts"
+import { Workspaces } from "./Workspaces.ts"
+
+const Stores = Layer.mergeAll(SettingsStore.layer, Workspaces.layer, EventLog.layer, SessionStore.layer)
+
+const Machinery = Sessions.layer.pipe(
+  Layer.provideMerge(SessionSetup.layer),
+  Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer)),
+  Layer.provideMerge(SessionEvents.layer),
+  Layer.provideMerge(Providers.layer),
+  Layer.provideMerge(Stores)
+)
+
+/** Everything but the paths and the config, which the host process chooses. */
+export const CoreLayerNoDeps = CoreServerLayer.pipe(
+  Layer.provideMerge(Machinery),
+  Layer.provideMerge(CoreSecretLive),
+  Layer.provideMerge(CoreLock.layer),
+  Layer.provideMerge(NodeServices.layer)
+)
+
+/** Core for this process's environment (`PEDELEC_HOME`, `PEDELEC_*` knobs). */
+export const CoreLayer = CoreLayerNoDeps.pipe(Layer.provide(Layer.mergeAll(CorePaths.layer, CoreConfig.layer)))

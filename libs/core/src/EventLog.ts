@@ -1,0 +1,221 @@
+/**
+ * EventLog — owns the durable per-session event log `$PEDELEC_HOME/logs/<sessionId>.jsonl` (folder 0700, files 0600,
+ * one JSON event per line): appends serialized per session through one open handle each, replay of what came after
+ * a `seq`, and retention. It does NOT assign `seq`, buffer recent events for fast replay or decide what a gap means
+ * (SessionEvents does), and it never stores anything but the events it is given: tool arguments and results may be
+ * private, which is why the log lives in the home and not in a workspace an agent can read.
+ */
+import path from "node:path"
+import { SessionEvent } from "@pedelec/contracts/Events"
+import { SessionId } from "@pedelec/contracts/Ids"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import { CorePaths } from "./CorePaths.ts"
+
+/** SPEC §6: logs are kept 7 days after their last write. */
+export const LOG_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+
+const LOG_SUFFIX = ".jsonl"
+const LOG_DIR_MODE = 0o700
+const LOG_FILE_MODE = 0o600
+const NEWLINE = 0x0a
+
+/** What a read found: the events after the given `seq`, and what it had to leave out. */
+export interface LogScan {
+  readonly events: ReadonlyArray<SessionEvent>
+  /** Lines that were complete but not a valid event of this session in `seq` order. */
+  readonly skipped: number
+  /** The last line had no newline: a write cut short by a crash. Ignored, never counted as bad. */
+  readonly tornTail: boolean
+}
+
+interface Handle {
+  readonly file: FileSystem.File
+  readonly scope: Scope.Closeable
+}
+
+/** One per session seen; its lock keeps one writer at a time, so lines never interleave. */
+interface Slot {
+  readonly lock: Semaphore.Semaphore
+  handle: Handle | undefined
+}
+
+const isSessionId = Schema.is(SessionId)
+const decodeEvent = Schema.decodeUnknownExit(SessionEvent)
+const encoder = new TextEncoder()
+
+interface ScanState {
+  rest: string
+  skipped: number
+  lastSeq: number
+  readonly events: Array<SessionEvent>
+}
+
+/** Adds the complete lines of `text` to the scan; the part after the last newline waits for the next chunk. */
+const scanChunk = (sessionId: SessionId, afterSeq: number) => (state: ScanState, text: string) => {
+  const lines = (state.rest + text).split("\n")
+  state.rest = lines.pop() ?? ""
+  for (const line of lines) {
+    if (line.trim() === "") continue
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(line)
+    } catch {
+      state.skipped++
+      continue
+    }
+    // Cheap filter first: most replays want the tail of a long log.
+    const seq = typeof parsed === "object" && parsed !== null && "seq" in parsed ? parsed.seq : undefined
+    if (typeof seq === "number" && seq <= afterSeq) continue
+    const exit = decodeEvent(parsed)
+    if (Exit.isFailure(exit) || exit.value.sessionId !== sessionId || exit.value.seq <= state.lastSeq) {
+      state.skipped++
+      continue
+    }
+    state.lastSeq = exit.value.seq
+    state.events.push(exit.value)
+  }
+  return state
+}
+
+export class EventLog extends Context.Service<
+  EventLog,
+  {
+    /** One line per event. Dies if the disk fails: an event the log cannot keep is a broken promise, not input. */
+    readonly append: (event: SessionEvent) => Effect.Effect<void>
+    /** The session's events with `seq > afterSeq`, in order; bad lines are skipped (and logged as a count). */
+    readonly readAfter: (sessionId: SessionId, afterSeq: number) => Effect.Effect<ReadonlyArray<SessionEvent>>
+    /** `readAfter` with what was left out. */
+    readonly scan: (sessionId: SessionId, afterSeq: number) => Effect.Effect<LogScan>
+    /** Closes the session's handle; a later append opens it again. */
+    readonly close: (sessionId: SessionId) => Effect.Effect<void>
+    /** Deletes the session's log. Idempotent. */
+    readonly remove: (sessionId: SessionId) => Effect.Effect<void>
+    /** Deletes every log last written more than `olderThanMs` ago; returns whose. */
+    readonly prune: (options: { readonly olderThanMs: number }) => Effect.Effect<ReadonlyArray<SessionId>>
+  }
+>()("pedelec/core/EventLog") {
+  static readonly layer = Layer.effect(
+    EventLog,
+    Effect.gen(function* () {
+      const paths = yield* CorePaths
+      const fs = yield* FileSystem.FileSystem
+      // Handles live in children of the layer's scope: closing the layer closes every file.
+      const layerScope = yield* Effect.scope
+      const slots = new Map<SessionId, Slot>()
+
+      const slotOf = (sessionId: SessionId): Slot => {
+        const existing = slots.get(sessionId)
+        if (existing !== undefined) return existing
+        const slot: Slot = { lock: Semaphore.makeUnsafe(1), handle: undefined }
+        slots.set(sessionId, slot)
+        return slot
+      }
+
+      const fileOf = (sessionId: SessionId) => {
+        // The id becomes a file name: a branded type is a promise, this is the check.
+        if (!isSessionId(sessionId)) throw new Error(`not a session id: ${String(sessionId)}`)
+        return path.join(paths.logsDir, `${sessionId}${LOG_SUFFIX}`)
+      }
+
+      const openHandle = Effect.fnUntraced(function* (sessionId: SessionId) {
+        const file = fileOf(sessionId)
+        yield* fs.makeDirectory(paths.logsDir, { recursive: true, mode: LOG_DIR_MODE })
+        yield* fs.chmod(paths.logsDir, LOG_DIR_MODE)
+        const scope = yield* Scope.fork(layerScope)
+        return yield* Effect.gen(function* () {
+          const handle = yield* fs.open(file, { flag: "a+", mode: LOG_FILE_MODE }).pipe(Scope.provide(scope))
+          yield* fs.chmod(file, LOG_FILE_MODE)
+          // After a crash the last line may be cut short: end it, or the next event would be glued onto it and lost.
+          const size = BigInt((yield* handle.stat).size)
+          if (size > 0n) {
+            const last = yield* handle.readAlloc(1, { position: size - 1n })
+            if (Option.isSome(last) && last.value[0] !== NEWLINE) yield* handle.writeAll(Uint8Array.of(NEWLINE))
+          }
+          return { file: handle, scope }
+        }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void)))
+      })
+
+      const closeSlot = (slot: Slot) =>
+        Effect.suspend(() => {
+          const handle = slot.handle
+          slot.handle = undefined
+          return handle === undefined ? Effect.void : Scope.close(handle.scope, Exit.void)
+        })
+
+      const append = Effect.fn("EventLog.append")(function* (event: SessionEvent) {
+        const slot = slotOf(event.sessionId)
+        const line = encoder.encode(`${JSON.stringify(event)}\n`)
+        yield* slot.lock.withPermits(1)(
+          Effect.gen(function* () {
+            slot.handle ??= yield* openHandle(event.sessionId)
+            yield* slot.handle.file.writeAll(line)
+          })
+        )
+      }, Effect.orDie)
+
+      // No lock: a line being appended meanwhile has no newline yet, so it reads as a torn tail and is left out;
+      // the caller has that event from its buffer.
+      const scan = Effect.fn("EventLog.scan")(function* (sessionId: SessionId, afterSeq: number) {
+        const initial = (): ScanState => ({ rest: "", skipped: 0, lastSeq: afterSeq, events: [] })
+        const state = yield* fs.stream(fileOf(sessionId)).pipe(
+          Stream.decodeText(),
+          Stream.runFold(initial, scanChunk(sessionId, afterSeq)),
+          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(initial()))
+        )
+        return { events: state.events, skipped: state.skipped, tornTail: state.rest.trim() !== "" }
+      }, Effect.orDie)
+
+      const readAfter = Effect.fn("EventLog.readAfter")(function* (sessionId: SessionId, afterSeq: number) {
+        const result = yield* scan(sessionId, afterSeq)
+        if (result.skipped > 0)
+          yield* Effect.logWarning("event log: skipped unreadable lines", sessionId, result.skipped)
+        return result.events
+      })
+
+      const close = Effect.fn("EventLog.close")(function* (sessionId: SessionId) {
+        const slot = slots.get(sessionId)
+        if (slot !== undefined) yield* slot.lock.withPermits(1)(closeSlot(slot))
+      })
+
+      const removeLog = (sessionId: SessionId) =>
+        slotOf(sessionId).lock.withPermits(1)(
+          Effect.andThen(closeSlot(slotOf(sessionId)), fs.remove(fileOf(sessionId), { force: true }))
+        )
+
+      const remove = Effect.fn("EventLog.remove")(function* (sessionId: SessionId) {
+        yield* removeLog(sessionId)
+      }, Effect.orDie)
+
+      const prune = Effect.fn("EventLog.prune")(function* (options: { readonly olderThanMs: number }) {
+        const cutoff = (yield* Clock.currentTimeMillis) - options.olderThanMs
+        const names = yield* fs.readDirectory(paths.logsDir).pipe(
+          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed([])),
+          Effect.orDie
+        )
+        const removed: Array<SessionId> = []
+        for (const name of names.sort()) {
+          const sessionId = name.endsWith(LOG_SUFFIX) ? name.slice(0, -LOG_SUFFIX.length) : ""
+          if (!isSessionId(sessionId)) continue
+          const info = yield* fs.stat(path.join(paths.logsDir, name)).pipe(Effect.option)
+          const mtime = Option.flatMap(info, (stat) => stat.mtime)
+          if (Option.isNone(mtime) || mtime.value.getTime() >= cutoff) continue
+          yield* removeLog(sessionId).pipe(Effect.orDie)
+          removed.push(sessionId)
+        }
+        return removed
+      })
+
+      return EventLog.of({ append, readAfter, scan, close, remove, prune })
+    })
+  )
+}

@@ -1,0 +1,42 @@
+/**
+ * FromHost — Core's side of the host role (native host, pedelec-cli's settings and providers commands): each
+ * HostRpcs method mapped onto the service that owns it. No logic of its own beyond that mapping.
+ */
+import { HostRpcs } from "@pedelec/contracts/node/CoreLink"
+import * as Effect from "effect/Effect"
+import { Providers } from "./Providers.ts"
+import { Sessions } from "./Sessions.ts"
+import { SettingsStore } from "./SettingsStore.ts"
+import { ToolRouter } from "./ToolRouter.ts"
+
+export const HostHandlers = HostRpcs.toLayer(
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    const tools = yield* ToolRouter
+    const providers = yield* Providers
+    const settings = yield* SettingsStore
+    return HostRpcs.of({
+      "session.create": ({ origin, input }) => sessions.create(origin, input),
+      "session.resume": ({ origin, sessionId }) => sessions.resume(origin, sessionId),
+      "session.subscribe": ({ origin, sessionId, afterSeq, claimTools }) =>
+        sessions.subscribe(origin, sessionId, afterSeq, claimTools),
+      "session.prepare": ({ origin, sessionId }) => sessions.prepare(origin, sessionId),
+      "session.send_text": ({ origin, sessionId, text }) => sessions.sendText(origin, sessionId, text),
+      "session.cancel": ({ origin, sessionId }) => sessions.cancel(origin, sessionId),
+      "session.end": ({ origin, sessionId }) => sessions.end(origin, sessionId),
+      "session.list": ({ origin }) => sessions.list(origin),
+      "origin.revoke": ({ origin }) => sessions.revokeOrigin(origin),
+      "tool.submit_result": ({ origin, sessionId, toolCallId, outcome }) =>
+        sessions.access(origin, sessionId).pipe(
+          Effect.andThen(tools.submit(sessionId, toolCallId, outcome)),
+          Effect.map((accepted) => ({ accepted }))
+        ),
+      "tool.progress": ({ origin, sessionId, toolCallId }) =>
+        sessions.access(origin, sessionId).pipe(Effect.andThen(tools.progress(sessionId, toolCallId))),
+      "providers.list": ({ rescan }) => providers.list(rescan),
+      "settings.get": () => settings.get,
+      "settings.set": ({ settings: next }) => settings.set(next),
+      "settings.set_secret": ({ name, value }) => settings.setSecret(name, value)
+    })
+  })
+)

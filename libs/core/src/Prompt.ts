@@ -1,0 +1,69 @@
+/**
+ * Prompt — what an agent reads first when a fresh provider session starts: Pedelec's runtime rules, the page's
+ * guidance verbatim, and an index of the page's tools with the exact commands to read a spec and call a tool.
+ * Argument schemas are not inlined (the agent reads them on demand). Resumed turns get the user's text alone;
+ * deciding which turn is fresh is the caller's job.
+ */
+import type { SessionId } from "@pedelec/contracts/Ids"
+import type { ToolSummary } from "@pedelec/contracts/node/AgentLink"
+
+export interface PromptContext {
+  readonly sessionId: SessionId
+  readonly guidance: string | undefined
+  readonly tools: ReadonlyArray<ToolSummary>
+  /** Only when pedelec-deno resolves on this machine; otherwise the agent must not be told to use it. */
+  readonly denoAvailable: boolean
+}
+
+/** Single quotes survive every POSIX shell; a quote inside is closed, escaped and reopened. */
+const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
+
+const annotationsOf = (tool: ToolSummary): string => {
+  const a = tool.annotations
+  if (!a) return ""
+  const flags = [a.readOnly && "read-only", a.destructive && "destructive", a.idempotent && "idempotent"].filter(
+    (flag): flag is string => typeof flag === "string"
+  )
+  return flags.length > 0 ? ` [${flags.join(", ")}]` : ""
+}
+
+const toolEntry = (sessionId: SessionId, tool: ToolSummary): string => {
+  const thread = `pedelec-cli --thread-id ${sessionId}`
+  const seconds = Math.round(tool.timeoutMs / 1000)
+  return [
+    `- ${tool.name}${tool.annotations?.title ? ` (${tool.annotations.title})` : ""}${annotationsOf(tool)}: ${tool.description}`,
+    `  timeout: ${seconds} s. Spec: \`${thread} tool-spec ${tool.name}\``,
+    `  Call: \`${thread} tool-call ${tool.name} ${shellQuote("{…json args…}")}\``
+  ].join("\n")
+}
+
+const rules = (context: PromptContext): Array<string> => [
+  "You are working for a web page through Pedelec. The page defines tools that run in the user's browser.",
+  `Your Pedelec session (thread) id is ${context.sessionId}.`,
+  "- Call a page tool only with the pedelec-cli command shown for it; it prints exactly one JSON line.",
+  '- `{"ok":true,"result":…}` is the page\'s answer. `{"ok":true,"resultFile":…}` means the answer was large: read that file.',
+  '- `{"ok":false,"error":{"code":…,"message":…}}` is a failure: read the message, fix the arguments if it says so, and do not retry blindly.',
+  "- Read a tool's argument schema with its tool-spec command before the first call.",
+  "- A tool call waits until the page answers or its timeout passes; do not kill pedelec-cli early.",
+  "- If pedelec-cli exits with code 3, Pedelec cannot be reached from here: tell the user what it printed.",
+  ...(context.denoAvailable
+    ? [
+        "- To run JavaScript or TypeScript, use `pedelec-deno --thread-id " +
+          `${context.sessionId} run <workspace-relative-script> -- <args…>\`. ` +
+          "If it fails as unavailable, report that to the user; never fall back to node, bun or another deno."
+      ]
+    : [])
+]
+
+/** The text for a fresh provider session: rules, guidance, tool index, then the user's text. */
+export const freshSessionPrompt = (context: PromptContext, userText: string): string => {
+  const sections = [["# Pedelec runtime rules", ...rules(context)].join("\n")]
+  if (context.guidance && context.guidance.trim().length > 0) {
+    sections.push(["# Guidance from the page", context.guidance].join("\n"))
+  }
+  if (context.tools.length > 0) {
+    sections.push(["# Page tools", ...context.tools.map((tool) => toolEntry(context.sessionId, tool))].join("\n"))
+  }
+  sections.push(["# User", userText].join("\n"))
+  return sections.join("\n\n")
+}

@@ -1,0 +1,64 @@
+/**
+ * Providers — the registry of provider adapters Core can run, and what `listProviders()` reports about them:
+ * detection results cached until a rescan. The scripted test agent exists only when enabled. It does not start
+ * processes (adapters do, for Sessions) and does not choose a session's provider (Sessions, from settings).
+ */
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { ProviderAdapter } from "@pedelec/providers/Provider"
+import { ScriptedAdapter } from "@pedelec/providers/scripted/ScriptedAdapter"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { CoreConfig } from "./CoreConfig.ts"
+
+export class Providers extends Context.Service<
+  Providers,
+  {
+    readonly adapter: (code: ProviderCode) => Effect.Effect<ProviderAdapter, PedelecError>
+    /** Detection of one provider, cached. */
+    readonly info: (code: ProviderCode) => Effect.Effect<ProviderInfo, PedelecError>
+    readonly list: (rescan: boolean) => Effect.Effect<ReadonlyArray<ProviderInfo>>
+  }
+>()("pedelec/core/Providers") {
+  /** A registry over the given adapters (tests pass their own). */
+  static readonly layerWith = (adapters: ReadonlyArray<ProviderAdapter>) =>
+    Layer.effect(
+      Providers,
+      Effect.gen(function* () {
+        const config = yield* CoreConfig
+        const usable = adapters.filter((adapter) => adapter.code !== "scripted" || config.enableScripted)
+        const byCode = new Map(usable.map((adapter) => [adapter.code, adapter]))
+        const detected = new Map<ProviderCode, ProviderInfo>()
+
+        const adapter = Effect.fn("Providers.adapter")(function* (code: ProviderCode) {
+          const found = byCode.get(code)
+          if (!found)
+            return yield* Effect.fail(
+              PedelecError.fromCode("PROVIDER_NOT_FOUND", "core", { details: { provider: code } })
+            )
+          return found
+        })
+
+        const info = Effect.fn("Providers.info")(function* (code: ProviderCode) {
+          const found = yield* adapter(code)
+          const cached = detected.get(code)
+          if (cached) return cached
+          const fresh = yield* found.detect
+          detected.set(code, fresh)
+          return fresh
+        })
+
+        const list = Effect.fn("Providers.list")(function* (rescan: boolean) {
+          if (rescan) detected.clear()
+          return yield* Effect.forEach(usable, (found) => info(found.code).pipe(Effect.orDie), {
+            concurrency: "unbounded"
+          })
+        })
+
+        return Providers.of({ adapter, info, list })
+      })
+    )
+
+  static readonly layer = Providers.layerWith([ScriptedAdapter])
+}

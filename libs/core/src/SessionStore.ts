@@ -1,0 +1,195 @@
+/**
+ * SessionStore — owns the session records `$PEDELEC_HOME/sessions/<sessionId>.json` (folder 0700, files 0600,
+ * written atomically), so `resumeSession` works after a Core restart and the start-up sweep and reaper know what
+ * ran. It does NOT hold live state (Sessions does), decide what a record's fields mean, or keep any secret: the
+ * session capability is minted fresh per Core launch and never written. A record it cannot read is moved aside as
+ * `<id>.json.corrupt` and treated as unknown, so one bad file never blocks the others.
+ */
+import path from "node:path"
+import { Origin, SessionId } from "@pedelec/contracts/Ids"
+import { jsonDepthExceeded } from "@pedelec/contracts/JsonPointer"
+import { PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
+import { EffortLevel, EffortProfile, ModelName, ProviderCode } from "@pedelec/contracts/Provider"
+import { WorkspaceInfo } from "@pedelec/contracts/Session"
+import { Skills } from "@pedelec/contracts/Tool"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
+import { CorePaths } from "./CorePaths.ts"
+import { writeFileAtomic } from "./SettingsStore.ts"
+
+const Millis = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** A process group the session started, told apart from a later process that reuses the pid (providers' ProcessRecord). */
+export const SessionProcess = Schema.Struct({
+  pid: Schema.Int.check(Schema.isGreaterThan(0)),
+  pgid: Schema.Int.check(Schema.isGreaterThan(0)),
+  startTime: Schema.String.check(Schema.isBetweenLength(1, 64))
+})
+export interface SessionProcess extends Schema.Schema.Type<typeof SessionProcess> {}
+
+/** Core-private: what survives a Core restart. Never a capability, key or other secret. */
+export const SessionRecord = Schema.Struct({
+  sessionId: SessionId,
+  origin: Origin,
+  provider: ProviderCode,
+  model: Schema.NullOr(ModelName),
+  effortLevel: EffortLevel,
+  /** Snapshot taken at creation: later settings edits do not change a live session. */
+  effortProfile: EffortProfile,
+  workspace: WorkspaceInfo,
+  autoEndOnDisconnect: Schema.Boolean,
+  skills: Schema.optionalKey(Skills),
+  createdAt: Millis,
+  lastActiveAt: Millis,
+  state: Schema.Literals(["active", "ended"]),
+  endedAt: Schema.optionalKey(Millis),
+  /** The provider's own conversation id, for resuming it. */
+  providerSessionId: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 1024))),
+  /** Whether the current provider session already got the runtime rules and tool index. */
+  promptInjected: Schema.Boolean,
+  lastSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  /** Process groups to reap at start-up if Core crashed while they ran. */
+  processes: Schema.Array(SessionProcess)
+})
+export interface SessionRecord extends Schema.Schema.Type<typeof SessionRecord> {}
+
+const RECORD_SUFFIX = ".json"
+const DIR_MODE = 0o700
+const FILE_MODE = 0o600
+/** Records carry skills (≤ 128 tools with their schemas); anything far larger is not one of ours. */
+const MAX_RECORD_BYTES = 32 * 1024 * 1024
+
+const isSessionId = Schema.is(SessionId)
+const strict = { onExcessProperty: "error" } as const
+const decodeRecord = Schema.decodeUnknownExit(SessionRecord)
+
+const notFound = (sessionId: SessionId): PedelecErrorOf<"SESSION_NOT_FOUND"> =>
+  PedelecError.fromCode("SESSION_NOT_FOUND", "core", { details: { sessionId } })
+
+/** The record in `text`, or undefined when it is not one (bad JSON, too deep, wrong shape, another session's). */
+const parseRecord = (sessionId: SessionId, text: string): SessionRecord | undefined => {
+  if (text.length > MAX_RECORD_BYTES) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  if (jsonDepthExceeded(parsed) !== undefined) return undefined
+  const exit = decodeRecord(parsed, strict)
+  return Exit.isSuccess(exit) && exit.value.sessionId === sessionId ? exit.value : undefined
+}
+
+export class SessionStore extends Context.Service<
+  SessionStore,
+  {
+    /** Writes the whole record. Dies on a record that does not decode: Core built it, so that is a bug. */
+    readonly save: (record: SessionRecord) => Effect.Effect<void>
+    /** Missing or unreadable (then moved aside) → `SESSION_NOT_FOUND`. */
+    readonly load: (sessionId: SessionId) => Effect.Effect<SessionRecord, PedelecErrorOf<"SESSION_NOT_FOUND">>
+    /** Every readable record, in id order; unreadable ones are moved aside. */
+    readonly list: Effect.Effect<ReadonlyArray<SessionRecord>>
+    /** Read-modify-write, one at a time per session; returns what was written. */
+    readonly update: (
+      sessionId: SessionId,
+      f: (record: SessionRecord) => SessionRecord
+    ) => Effect.Effect<SessionRecord, PedelecErrorOf<"SESSION_NOT_FOUND">>
+    /** Idempotent. */
+    readonly remove: (sessionId: SessionId) => Effect.Effect<void>
+  }
+>()("pedelec/core/SessionStore") {
+  static readonly layer = Layer.effect(
+    SessionStore,
+    Effect.gen(function* () {
+      const paths = yield* CorePaths
+      const fs = yield* FileSystem.FileSystem
+      const locks = new Map<SessionId, Semaphore.Semaphore>()
+
+      // Every write of one session holds its lock, so an update never loses a concurrent save or update.
+      const locked = (sessionId: SessionId) => {
+        let lock = locks.get(sessionId)
+        if (lock === undefined) {
+          lock = Semaphore.makeUnsafe(1)
+          locks.set(sessionId, lock)
+        }
+        return lock.withPermits(1)
+      }
+
+      const fileOf = (sessionId: SessionId) => {
+        // The id becomes a file name: a branded type is a promise, this is the check.
+        if (!isSessionId(sessionId)) throw new Error(`not a session id: ${String(sessionId)}`)
+        return path.join(paths.sessionsDir, `${sessionId}${RECORD_SUFFIX}`)
+      }
+
+      const write = Effect.fnUntraced(function* (record: SessionRecord) {
+        const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict)
+        yield* fs.makeDirectory(paths.sessionsDir, { recursive: true, mode: DIR_MODE })
+        yield* fs.chmod(paths.sessionsDir, DIR_MODE)
+        yield* writeFileAtomic(fs, fileOf(valid.sessionId), `${JSON.stringify(valid)}\n`, FILE_MODE)
+      }, Effect.orDie)
+
+      const read = Effect.fnUntraced(function* (sessionId: SessionId) {
+        const file = fileOf(sessionId)
+        const text = yield* fs.readFileString(file).pipe(
+          Effect.map((content): string | undefined => content),
+          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+          Effect.orDie
+        )
+        if (text === undefined) return yield* Effect.fail(notFound(sessionId))
+        const record = parseRecord(sessionId, text)
+        if (record !== undefined) return record
+        // Kept for a human to inspect, out of the way of list() and the next save.
+        yield* fs.rename(file, `${file}.corrupt`).pipe(Effect.ignore)
+        return yield* Effect.fail(notFound(sessionId))
+      })
+
+      const save = Effect.fn("SessionStore.save")(function* (record: SessionRecord) {
+        yield* locked(record.sessionId)(write(record))
+      })
+
+      const load = Effect.fn("SessionStore.load")(function* (sessionId: SessionId) {
+        return yield* locked(sessionId)(read(sessionId))
+      })
+
+      const list = Effect.gen(function* () {
+        const names = yield* fs.readDirectory(paths.sessionsDir).pipe(
+          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed([])),
+          Effect.orDie
+        )
+        // Only `<id>.json`: temp files of an interrupted write and `.corrupt` files are not records.
+        const ids = names
+          .filter((name) => name.endsWith(RECORD_SUFFIX))
+          .map((name) => name.slice(0, -RECORD_SUFFIX.length))
+          .filter(isSessionId)
+          .sort()
+        const records = yield* Effect.forEach(ids, (sessionId) => Effect.option(load(sessionId)), { concurrency: 8 })
+        return records.flatMap((record) => (record._tag === "Some" ? [record.value] : []))
+      }).pipe(Effect.withSpan("SessionStore.list"))
+
+      const update = Effect.fn("SessionStore.update")(function* (
+        sessionId: SessionId,
+        f: (record: SessionRecord) => SessionRecord
+      ) {
+        return yield* locked(sessionId)(
+          Effect.gen(function* () {
+            const next = f(yield* read(sessionId))
+            if (next.sessionId !== sessionId) return yield* Effect.die(new Error("update changed the session id"))
+            yield* write(next)
+            return next
+          })
+        )
+      })
+
+      const remove = Effect.fn("SessionStore.remove")(function* (sessionId: SessionId) {
+        yield* locked(sessionId)(fs.remove(fileOf(sessionId), { force: true }).pipe(Effect.orDie))
+      })
+
+      return SessionStore.of({ save, load, list, update, remove })
+    })
+  )
+}

@@ -1,0 +1,196 @@
+/**
+ * SettingsStore — owns `settings.json` (0644) and `secrets.json` (0600) of one Pedelec home: reads them through the
+ * contracts schemas on every call, writes them atomically (temp file in the same directory, fsync, rename) after
+ * validating, and hands out `PublicSettings`, where each secret is only a `secretsSet` flag. It does NOT resolve
+ * effort profiles or check them against a provider's allow-list (adapters do), and it never resets a bad file: an
+ * invalid one is reported as `SETTINGS_INVALID` until the user fixes it.
+ */
+import { randomBytes } from "node:crypto"
+import path from "node:path"
+import { ERROR_CATALOG } from "@pedelec/contracts/ErrorCode"
+import { issuesOfExit, jsonDepthExceeded, type PointedIssue } from "@pedelec/contracts/JsonPointer"
+import { formatMessage, PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
+import { DEFAULT_SETTINGS, type PublicSettings, type SecretName, Secrets, Settings } from "@pedelec/contracts/Settings"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
+import { CorePaths } from "./CorePaths.ts"
+
+/** Both files are tiny; anything larger is not ours and is not worth parsing. */
+const MAX_FILE_BYTES = 1024 * 1024
+const SETTINGS_MODE = 0o644
+const SECRETS_MODE = 0o600
+const HOME_MODE = 0o700
+
+const strict = { onExcessProperty: "error" } as const
+
+/**
+ * Writes `text` to `file` so that a reader sees either the old or the new content, never a mix: a crash leaves at
+ * worst a stray `<file>.<random>.tmp`, which no reader looks at. Shared with SessionStore.
+ */
+export const writeFileAtomic = Effect.fnUntraced(function* (
+  fs: FileSystem.FileSystem,
+  file: string,
+  text: string,
+  mode: number
+) {
+  const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`
+  const write = Effect.scoped(
+    Effect.gen(function* () {
+      // `wx`: never follow or reuse something planted under the temp name.
+      const handle = yield* fs.open(temp, { flag: "wx", mode })
+      yield* handle.writeAll(new TextEncoder().encode(text))
+      yield* handle.sync
+    })
+  )
+  // The open mode is filtered by the umask; chmod makes the permission exact.
+  yield* write.pipe(
+    Effect.andThen(fs.chmod(temp, mode)),
+    Effect.andThen(fs.rename(temp, file)),
+    Effect.onError(() => Effect.ignore(fs.remove(temp, { force: true })))
+  )
+  // Makes the rename itself durable; not every platform can open a directory, and then the rename is what we have.
+  yield* Effect.ignore(Effect.scoped(Effect.flatMap(fs.open(path.dirname(file)), (dir) => dir.sync)))
+})
+
+// A redactor rewrites an error text so that nothing read from a secrets file survives in it. Deliberately no type
+// alias for it: the boundary check reads any alias followed later in the file by a quoted code as a redefinition.
+const noRedaction = (text: string): string => text
+
+const invalid = (file: string, issue: PointedIssue, redact: typeof noRedaction): PedelecErrorOf<"SETTINGS_INVALID"> => {
+  const reason = redact(issue.reason)
+  const where = issue.pointer === "" ? file : `${file} at ${issue.pointer}`
+  return PedelecError.fromCode("SETTINGS_INVALID", "core", {
+    details: { file, pointer: issue.pointer, reason },
+    message: formatMessage(ERROR_CATALOG.SETTINGS_INVALID.message, { reason: `${where}: ${reason}` })
+  })
+}
+
+// The engine's JSON errors quote the text around the fault, which for secrets.json is the secret: keep the position.
+const parseFailure = (error: unknown): PointedIssue => {
+  const position = error instanceof Error ? /position (\d+)/.exec(error.message)?.[1] : undefined
+  return { pointer: "", reason: position === undefined ? "not valid JSON" : `not valid JSON (at position ${position})` }
+}
+
+const stringLeaves = (value: unknown): Array<string> => {
+  if (typeof value === "string") return [value]
+  if (typeof value !== "object" || value === null) return []
+  return Object.values(value).flatMap(stringLeaves)
+}
+
+/** Schema reasons name what was expected, not what was found; redacting every string of the file keeps it so. */
+const redactorFor = (parsed: unknown): typeof noRedaction => {
+  const values = stringLeaves(parsed).filter((value) => value.length > 0)
+  return (text) => values.reduce((out, value) => out.replaceAll(value, "(hidden)"), text)
+}
+
+export class SettingsStore extends Context.Service<
+  SettingsStore,
+  {
+    /** What may leave Core: settings plus which secrets are set. */
+    readonly get: Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
+    /** Core-internal: never put the result in an event, a log line, an error or argv. */
+    readonly getSecrets: Effect.Effect<Secrets, PedelecErrorOf<"SETTINGS_INVALID">>
+    readonly set: (settings: Settings) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
+    /** `null` removes the secret. */
+    readonly setSecret: (
+      name: SecretName,
+      value: string | null
+    ) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
+  }
+>()("pedelec/core/SettingsStore") {
+  static readonly layer = Layer.effect(
+    SettingsStore,
+    Effect.gen(function* () {
+      const paths = yield* CorePaths
+      const fs = yield* FileSystem.FileSystem
+      // One writer at a time: setSecret is a read-modify-write of secrets.json.
+      const writes = yield* Semaphore.make(1)
+
+      const readDocument = Effect.fnUntraced(function* <A>(
+        file: string,
+        schema: Schema.Decoder<A>,
+        fallback: A,
+        sensitive: boolean
+      ) {
+        const name = path.basename(file)
+        const text = yield* fs.readFileString(file).pipe(
+          Effect.map((content): string | undefined => content),
+          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+          Effect.orDie
+        )
+        if (text === undefined) return fallback
+        if (Buffer.byteLength(text) > MAX_FILE_BYTES)
+          return yield* Effect.fail(invalid(name, { pointer: "", reason: "larger than 1 MiB" }, noRedaction))
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(text)
+        } catch (error) {
+          return yield* Effect.fail(invalid(name, parseFailure(error), noRedaction))
+        }
+        const redact = sensitive ? redactorFor(parsed) : noRedaction
+        const deep = jsonDepthExceeded(parsed)
+        if (deep !== undefined)
+          return yield* Effect.fail(invalid(name, { pointer: deep, reason: "nested too deeply" }, redact))
+        return yield* validate(name, schema, parsed, redact)
+      })
+
+      const readSettings = () => readDocument(paths.settingsFile, Settings, DEFAULT_SETTINGS, false)
+      const readSecrets = () => readDocument(paths.secretsFile, Secrets, {}, true)
+
+      const publicView = (settings: Settings, secrets: Secrets): PublicSettings => ({
+        ...settings,
+        secretsSet: { ollamaApiKey: secrets.ollamaApiKey !== undefined }
+      })
+
+      const write = Effect.fnUntraced(function* (file: string, value: unknown, mode: number) {
+        // The home may be new; created private because secrets.json and the session logs live in it.
+        yield* fs.makeDirectory(paths.home, { recursive: true, mode: HOME_MODE }).pipe(Effect.orDie)
+        yield* writeFileAtomic(fs, file, `${JSON.stringify(value, null, 2)}\n`, mode).pipe(Effect.orDie)
+      })
+
+      const get = Effect.gen(function* () {
+        return publicView(yield* readSettings(), yield* readSecrets())
+      }).pipe(Effect.withSpan("SettingsStore.get"))
+
+      const getSecrets = Effect.suspend(readSecrets).pipe(Effect.withSpan("SettingsStore.getSecrets"))
+
+      const set = Effect.fn("SettingsStore.set")(function* (settings: Settings) {
+        const valid = yield* validate(path.basename(paths.settingsFile), Settings, settings, noRedaction)
+        // Read secrets first: a broken secrets.json fails the call before anything is written.
+        const secrets = yield* readSecrets()
+        yield* write(paths.settingsFile, valid, SETTINGS_MODE)
+        return publicView(valid, secrets)
+      }, writes.withPermits(1))
+
+      const setSecret = Effect.fn("SettingsStore.setSecret")(function* (name: SecretName, value: string | null) {
+        const current = yield* readSecrets()
+        const others = Object.fromEntries(Object.entries(current).filter(([key]) => key !== name))
+        const next: unknown = value === null ? others : { ...others, [name]: value }
+        const redact = value === null ? noRedaction : redactorFor(value)
+        const secrets = yield* validate(path.basename(paths.secretsFile), Secrets, next, redact)
+        const settings = yield* readSettings()
+        yield* write(paths.secretsFile, secrets, SECRETS_MODE)
+        return publicView(settings, secrets)
+      }, writes.withPermits(1))
+
+      return SettingsStore.of({ get, getSecrets, set, setSecret })
+    })
+  )
+}
+
+const validate = <A>(
+  file: string,
+  schema: Schema.Decoder<A>,
+  value: unknown,
+  redact: typeof noRedaction
+): Effect.Effect<A, PedelecErrorOf<"SETTINGS_INVALID">> => {
+  const exit = Schema.decodeUnknownExit(schema)(value, strict)
+  if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
+  const first = issuesOfExit(exit)[0] ?? { pointer: "", reason: "invalid" }
+  return Effect.fail(invalid(file, first, redact))
+}

@@ -1,0 +1,138 @@
+import { mkdtemp, realpath, rm } from "node:fs/promises"
+import os from "node:os"
+import path from "node:path"
+import { NodeServices } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import type { SessionEvent } from "@pedelec/contracts/Events"
+import type { TurnId } from "@pedelec/contracts/Ids"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { CorePaths } from "../src/CorePaths.ts"
+import { EventLog } from "../src/EventLog.ts"
+import { mintSessionId } from "../src/Mint.ts"
+import { REPLAY_BUFFER_SIZE, SessionEvents } from "../src/SessionEvents.ts"
+
+const turnId = "turn-0001" as TurnId
+
+const withEvents = <A, E>(body: Effect.Effect<A, E, SessionEvents | EventLog>) =>
+  Effect.gen(function* () {
+    const home = yield* Effect.acquireRelease(
+      Effect.promise(async () => realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-events-")))),
+      (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+    )
+    const layer = SessionEvents.layer.pipe(
+      Layer.provideMerge(EventLog.layer),
+      Layer.provide(Layer.merge(CorePaths.layerFor(home), NodeServices.layer))
+    )
+    return yield* body.pipe(Effect.provide(layer))
+  })
+
+const seqs = (events: ReadonlyArray<SessionEvent>) => events.map((event) => event.seq)
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
+
+describe("SessionEvents", () => {
+  it.live("numbers events per session from 1, gap-free", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const a = mintSessionId()
+        const b = mintSessionId()
+        yield* events.open(a, 0)
+        yield* events.open(b, 0)
+        for (let i = 0; i < 3; i++) {
+          yield* events.publish(a, { type: "chat_delta", turnId, delta: `a${i}` })
+          yield* events.publish(b, { type: "chat_delta", turnId, delta: `b${i}` })
+        }
+        assert.strictEqual(yield* events.lastSeq(a), 3)
+        assert.strictEqual(yield* events.lastSeq(b), 3)
+      })
+    )
+  )
+
+  it.live("replays exactly the missing events from the buffer, then from the log, then live", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const sessionId = mintSessionId()
+        yield* events.open(sessionId, 0)
+        const total = REPLAY_BUFFER_SIZE + 200
+        for (let i = 1; i <= total; i++) yield* events.publish(sessionId, { type: "chat_delta", turnId, delta: `${i}` })
+        for (const afterSeq of [0, 1, 150, total - REPLAY_BUFFER_SIZE - 1, total - 10, total]) {
+          const replayed = yield* events
+            .subscribe(sessionId, afterSeq)
+            .pipe(Stream.take(total - afterSeq), Stream.runCollect)
+          assert.deepStrictEqual(seqs(replayed), range(afterSeq + 1, total), `after ${afterSeq}`)
+        }
+      })
+    )
+  )
+
+  it.live("a subscriber sees every event once, in order, while others publish concurrently", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const sessionId = mintSessionId()
+        yield* events.open(sessionId, 0)
+        for (let i = 0; i < 50; i++) yield* events.publish(sessionId, { type: "chat_delta", turnId, delta: "x" })
+        const reader = yield* events
+          .subscribe(sessionId, 20)
+          .pipe(Stream.take(480), Stream.runCollect, Effect.forkChild)
+        yield* Effect.forEach(
+          range(1, 450),
+          (i) => events.publish(sessionId, { type: "chat_delta", turnId, delta: `${i}` }),
+          { concurrency: 8, discard: true }
+        )
+        assert.deepStrictEqual(seqs(yield* Fiber.join(reader)), range(21, 500))
+      })
+    )
+  )
+
+  it.live("a subscription ends after the ended event", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const sessionId = mintSessionId()
+        yield* events.open(sessionId, 0)
+        yield* events.publish(sessionId, { type: "chat", turnId, text: "bye" })
+        yield* events.publish(sessionId, { type: "ended", reason: "requested" })
+        const all = yield* events.subscribe(sessionId, 0).pipe(Stream.runCollect)
+        assert.deepStrictEqual(
+          all.map((e) => e.type),
+          ["chat", "ended"]
+        )
+      })
+    )
+  )
+
+  it.live("asking for events the log no longer has is EVENT_REPLAY_GAP", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const log = yield* EventLog
+        const sessionId = mintSessionId()
+        yield* events.open(sessionId, 0)
+        const total = REPLAY_BUFFER_SIZE + 5
+        for (let i = 1; i <= total; i++) yield* events.publish(sessionId, { type: "chat_delta", turnId, delta: `${i}` })
+        yield* log.remove(sessionId)
+        const error = yield* events.subscribe(sessionId, 1).pipe(Stream.runCollect, Effect.flip)
+        assert.strictEqual(error.code, "EVENT_REPLAY_GAP")
+        const fromBuffer = yield* events.subscribe(sessionId, total - 3).pipe(Stream.take(3), Stream.runCollect)
+        assert.deepStrictEqual(seqs(fromBuffer), range(total - 2, total))
+      })
+    )
+  )
+
+  it.live("numbering continues after a restart from the persisted last seq", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const sessionId = mintSessionId()
+        yield* events.open(sessionId, 41)
+        const event = yield* events.publish(sessionId, { type: "chat", turnId, text: "again" })
+        assert.strictEqual(event.seq, 42)
+      })
+    )
+  )
+})

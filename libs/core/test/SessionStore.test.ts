@@ -1,0 +1,195 @@
+import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises"
+import os from "node:os"
+import path from "node:path"
+import { NodeServices } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import type { Origin, SessionId } from "@pedelec/contracts/Ids"
+import { hasCode } from "@pedelec/contracts/PedelecError"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import { CorePaths } from "../src/CorePaths.ts"
+import { mintCapability, mintSessionId } from "../src/Mint.ts"
+import { type SessionRecord, SessionStore } from "../src/SessionStore.ts"
+
+const withStore = <A, E>(body: (sessionsDir: string) => Effect.Effect<A, E, SessionStore>) =>
+  Effect.gen(function* () {
+    const home = yield* Effect.acquireRelease(
+      Effect.promise(async () => realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-sessions-")))),
+      (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+    )
+    const layer = SessionStore.layer.pipe(Layer.provide(Layer.merge(CorePaths.layerFor(home), NodeServices.layer)))
+    return yield* body(path.join(home, "sessions")).pipe(Effect.provide(layer))
+  })
+
+const io = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+const recordFor = (sessionId: SessionId, overrides: Partial<SessionRecord> = {}): SessionRecord => ({
+  sessionId,
+  origin: "https://app.example.com" as Origin,
+  provider: "claude",
+  model: null,
+  effortLevel: "medium",
+  effortProfile: { argv: ["--effort", "medium"], env: { CLAUDE_FLAG: "1" } },
+  workspace: { path: `/srv/pedelec/workspaces/${sessionId}`, managed: true },
+  autoEndOnDisconnect: true,
+  skills: {
+    guidance: "Use the tools.",
+    tools: [
+      {
+        name: "echo",
+        description: "Echo back",
+        argsSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }
+      }
+    ]
+  },
+  createdAt: 1_700_000_000_000,
+  lastActiveAt: 1_700_000_000_000,
+  state: "active",
+  promptInjected: false,
+  lastSeq: 0,
+  processes: [{ pid: 4242, pgid: 4242, startTime: "123456" }],
+  ...overrides
+})
+
+describe("SessionStore", () => {
+  it.effect("save/load round-trips; sessions/ is 0700 and records 0600", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const sessionId = mintSessionId()
+        const record = recordFor(sessionId, { providerSessionId: "thread-abc", model: "sonnet" })
+        yield* store.save(record)
+        assert.deepStrictEqual(yield* store.load(sessionId), record)
+        assert.strictEqual((yield* io(() => stat(dir))).mode & 0o777, 0o700)
+        assert.strictEqual((yield* io(() => stat(path.join(dir, `${sessionId}.json`)))).mode & 0o777, 0o600)
+        const ended = { ...record, state: "ended" as const, endedAt: 1_700_000_100_000, processes: [] }
+        yield* store.save(ended)
+        assert.deepStrictEqual(yield* store.load(sessionId), ended)
+      })
+    )
+  )
+
+  it.effect("a record never holds a secret: extra fields such as a capability are refused, not written", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const sessionId = mintSessionId()
+        const capability = mintCapability()
+        const leaky = { ...recordFor(sessionId), capability } as SessionRecord
+        const exit = yield* Effect.exit(store.save(leaky))
+        assert.isTrue(Exit.isFailure(exit) && Exit.hasDies(exit))
+        const files = yield* io(() => readdir(dir).catch((): Array<string> => []))
+        for (const name of files) assert.notInclude(yield* io(() => readFile(path.join(dir, name), "utf8")), capability)
+        assert.isFalse(files.includes(`${sessionId}.json`))
+      })
+    )
+  )
+
+  it.effect("a missing record is SESSION_NOT_FOUND", () =>
+    withStore(() =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const sessionId = mintSessionId()
+        const error = yield* Effect.flip(store.load(sessionId))
+        assert.isTrue(hasCode(error, "SESSION_NOT_FOUND"))
+        assert.strictEqual(error.details?.sessionId, sessionId)
+        const updateError = yield* Effect.flip(store.update(sessionId, (r) => r))
+        assert.isTrue(hasCode(updateError, "SESSION_NOT_FOUND"))
+      })
+    )
+  )
+
+  it.effect("a corrupt record reads as unknown and is moved aside as <id>.json.corrupt", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const [bad, wrongShape, misplaced, good] = [mintSessionId(), mintSessionId(), mintSessionId(), mintSessionId()]
+        yield* store.save(recordFor(good))
+        yield* io(() => writeFile(path.join(dir, `${bad}.json`), '{"sessionId": "trunc'))
+        yield* io(() =>
+          writeFile(path.join(dir, `${wrongShape}.json`), JSON.stringify({ ...recordFor(wrongShape), state: "zombie" }))
+        )
+        // Another session's record under this name is not this session's record.
+        yield* io(() => writeFile(path.join(dir, `${misplaced}.json`), JSON.stringify(recordFor(good))))
+        for (const id of [bad, wrongShape, misplaced]) {
+          assert.isTrue(hasCode(yield* Effect.flip(store.load(id)), "SESSION_NOT_FOUND"))
+        }
+        const names = (yield* io(() => readdir(dir))).sort()
+        const expected = [`${good}.json`, ...[bad, wrongShape, misplaced].map((id) => `${id}.json.corrupt`)].sort()
+        assert.deepStrictEqual(names, expected)
+        assert.strictEqual(
+          yield* io(() => readFile(path.join(dir, `${bad}.json.corrupt`), "utf8")),
+          '{"sessionId": "trunc'
+        )
+      })
+    )
+  )
+
+  it.effect("list returns every decodable record, ignoring temp leftovers, corrupt files and strangers", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        assert.deepStrictEqual(yield* store.list, [])
+        const ids = [mintSessionId(), mintSessionId(), mintSessionId()]
+        for (const id of ids) yield* store.save(recordFor(id))
+        const broken = mintSessionId()
+        yield* io(() => writeFile(path.join(dir, `${broken}.json`), "{"))
+        yield* io(() => writeFile(path.join(dir, `${ids[0]}.json.1a2b3c4d5e6f.tmp`), '{"half'))
+        yield* io(() => writeFile(path.join(dir, "notes.json"), "{}"))
+        const listed = yield* store.list
+        assert.deepStrictEqual(
+          listed.map((r) => r.sessionId),
+          [...ids].sort()
+        )
+        assert.isTrue((yield* io(() => readdir(dir))).includes(`${broken}.json.corrupt`))
+      })
+    )
+  )
+
+  it.effect("a leftover temp file from a crash mid-write never corrupts the real record", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const sessionId = mintSessionId()
+        const record = recordFor(sessionId)
+        yield* store.save(record)
+        yield* io(() => writeFile(path.join(dir, `${sessionId}.json.00ff00ff00ff.tmp`), '{"sessionId":"'))
+        assert.deepStrictEqual(yield* store.load(sessionId), record)
+        yield* store.save({ ...record, lastSeq: 7 })
+        assert.strictEqual((yield* store.load(sessionId)).lastSeq, 7)
+      })
+    )
+  )
+
+  it.effect("concurrent updates serialize: 100 increments give 100", () =>
+    withStore(() =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const sessionId = mintSessionId()
+        yield* store.save(recordFor(sessionId))
+        yield* Effect.forEach(
+          Array.from({ length: 100 }, (_, i) => i),
+          () => store.update(sessionId, (record) => ({ ...record, lastSeq: record.lastSeq + 1 })),
+          { concurrency: "unbounded", discard: true }
+        )
+        assert.strictEqual((yield* store.load(sessionId)).lastSeq, 100)
+        const changedId = yield* Effect.exit(store.update(sessionId, (r) => ({ ...r, sessionId: mintSessionId() })))
+        assert.isTrue(Exit.isFailure(changedId) && Exit.hasDies(changedId))
+      })
+    )
+  )
+
+  it.effect("remove is idempotent", () =>
+    withStore(() =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const sessionId = mintSessionId()
+        yield* store.save(recordFor(sessionId))
+        yield* store.remove(sessionId)
+        yield* store.remove(sessionId)
+        assert.isTrue(hasCode(yield* Effect.flip(store.load(sessionId)), "SESSION_NOT_FOUND"))
+      })
+    )
+  )
+})
