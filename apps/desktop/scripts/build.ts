@@ -14,6 +14,8 @@ await build({
   target: "node20",
   sourcemap: true,
   // Bundled CommonJS dependencies call require(); ESM output has none unless it is made.
-  banner: { js: "import { createRequire as __pedelecRequire } from 'node:module'; const require = __pedelecRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __pedelecRequire } from 'node:module'; const require = __pedelecRequire(import.meta.url);"
+  },
   logLevel: "warning"
 })

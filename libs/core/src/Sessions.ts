@@ -160,6 +160,9 @@ export class Sessions extends Context.Service<
         Effect.gen(function* () {
           const sessionId = session.record.sessionId
           yield* tools.cancelAll(sessionId, "TOOL_CANCELLED")
+          // Free the session before announcing the completion: a client may send its next text the moment it hears it.
+          if (session.turn?.turnId === turnId) session.turn = undefined
+          session.toolActivity = { pending: false, changedAt: Date.now() }
           const base = { type: "turn_completed" as const, turnId, turnKind: kind }
           const outcome = Exit.isSuccess(exit) ? exit.value : undefined
           if (outcome?.reason === "completed") {
@@ -171,9 +174,8 @@ export class Sessions extends Context.Service<
           } else {
             yield* events.publish(sessionId, { ...base, reason: "cancelled", text: "" }).pipe(Effect.ignore)
           }
-          if (session.turn?.turnId === turnId) session.turn = undefined
-          session.toolActivity = { pending: false, changedAt: Date.now() }
-          if (!session.ending) yield* setStatus(session, "idle")
+          // A turn the client started in between keeps the session running.
+          if (!session.ending && session.turn === undefined) yield* setStatus(session, "idle")
           yield* setup.persistAfterTurn(session).pipe(Effect.ignore)
         })
 

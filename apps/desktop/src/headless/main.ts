@@ -28,6 +28,8 @@ if (args.kind === "usage") {
   const core = CoreLayerNoDeps.pipe(Layer.provideMerge(Layer.mergeAll(paths, config)))
   const app = args.onDemand ? IdleExit.layer.pipe(Layer.provideMerge(core)) : core
   // Printed once the socket listens: what `--detach` and tests wait for.
-  const ready = Layer.effectDiscard(Effect.sync(() => process.stderr.write(`pedelec-core: ready (pid ${process.pid})\n`)))
+  const ready = Layer.effectDiscard(
+    Effect.sync(() => process.stderr.write(`pedelec-core: ready (pid ${process.pid})\n`))
+  )
   NodeRuntime.runMain(Layer.launch(ready.pipe(Layer.provideMerge(app))))
 }

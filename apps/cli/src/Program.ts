@@ -1,0 +1,89 @@
+/**
+ * Program — the commands that talk to Core, loaded lazily by main: gives each command the Core link it needs (the
+ * agent role for tool-*, the host role for settings and providers), turns every failure into its line (Output)
+ * and runs it with NodeRuntime. SIGINT/SIGTERM (an agent's shell timeout) interrupts the call, which Core sees and
+ * answers by cancelling the page's handler.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type { CoreCommand } from "./Args.ts"
+import type { CliFailure } from "./CliFailure.ts"
+import { providers } from "./commands/providers.ts"
+import { settingsGet, settingsSet } from "./commands/settings.ts"
+import { toolCall } from "./commands/toolCall.ts"
+import { toolList } from "./commands/toolList.ts"
+import { toolSpec } from "./commands/toolSpec.ts"
+import { EXIT, emit, failed, type Outcome, toolError } from "./Output.ts"
+import { AgentCore, HostCore } from "./ToCore.ts"
+
+const dispatch = (command: CoreCommand, version: string): Effect.Effect<Outcome, CliFailure> => {
+  const agent = (threadId: string) =>
+    AgentCore.layer({ threadId, capability: process.env.PEDELEC_SESSION_CAP, version })
+  const host = HostCore.layer({ version })
+  switch (command._tag) {
+    case "ToolList":
+      return toolList().pipe(Effect.provide(agent(command.threadId)))
+    case "ToolSpec":
+      return toolSpec(command.name).pipe(Effect.provide(agent(command.threadId)))
+    case "ToolCall":
+      return toolCall(command.name, command.args).pipe(Effect.provide(agent(command.threadId)))
+    case "SettingsGet":
+      return settingsGet(command.json).pipe(Effect.provide(host))
+    case "SettingsSet":
+      return settingsSet(command.key, command.value, command.json).pipe(Effect.provide(host))
+    case "Providers":
+      return providers(command.rescan, command.json).pipe(Effect.provide(host))
+  }
+}
+
+const isJson = (command: CoreCommand): boolean => !("json" in command) || command.json
+
+/** A bug, not a refusal: the line says so without a stack trace; PEDELEC_DEBUG=1 puts the cause on stderr. */
+const internal = (cause: Cause.Cause<unknown>, json: boolean): Outcome => {
+  const error = toolError(
+    "INTERNAL_ERROR",
+    `pedelec-cli hit an unexpected error (${Cause.squash(cause)}). Retry; if it persists, tell the user.`
+  )
+  const outcome = failed(error, { exit: EXIT.toolFailed, json })
+  return process.env.PEDELEC_DEBUG === "1" ? { ...outcome, stderr: `${Cause.pretty(cause)}\n` } : outcome
+}
+
+const cancelled = (command: CoreCommand) =>
+  command._tag === "ToolCall"
+    ? Effect.promise(() =>
+        emit(
+          failed(
+            toolError(
+              "TOOL_CANCELLED",
+              `pedelec-cli was stopped before ${command.name} answered; the call was cancelled.`
+            ),
+            { json: true }
+          )
+        )
+      )
+    : Effect.void
+
+export const program = (command: CoreCommand, version: string) =>
+  dispatch(command, version).pipe(
+    Effect.catch((failure) => Effect.succeed(failed(failure.error, { exit: failure.exit, json: isJson(command) }))),
+    Effect.catchCause((cause) => Effect.succeed(internal(cause, isJson(command)))),
+    Effect.flatMap((outcome) => Effect.promise(() => emit(outcome))),
+    Effect.onInterrupt(() => cancelled(command))
+  )
+
+export const run = (command: CoreCommand, version: string): void =>
+  NodeRuntime.runMain(program(command, version), {
+    disableErrorReporting: true,
+    teardown: (exit, onExit) =>
+      onExit(
+        Exit.isSuccess(exit)
+          ? typeof exit.value === "number"
+            ? exit.value
+            : EXIT.ok
+          : Cause.hasInterruptsOnly(exit.cause)
+            ? 130
+            : EXIT.toolFailed
+      )
+  })
