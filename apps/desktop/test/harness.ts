@@ -1,33 +1,42 @@
 // A real headless Core for tests: the built `pedelec-core` in a temp PEDELEC_HOME as a child process, the scripted
-// provider enabled, the built pedelec-cli on the agents' PATH, and a host-role RPC client over the real socket.
+// provider enabled, the built pedelec-cli on the agents' PATH, and RPC clients (host or agent role) over the real
+// socket. Also what the suites need to look at real processes: /proc scans, pid checks, running pedelec-cli.
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtemp, readFile, realpath, rm } from "node:fs/promises"
+import { mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { NodeSocket } from "@effect/platform-node"
 import type { SessionEvent } from "@pedelec/contracts/Events"
-import type { Origin } from "@pedelec/contracts/Ids"
+import type { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
+import { AgentAuth, AgentRpcs } from "@pedelec/contracts/node/AgentLink"
 import { AUTH_HEADERS, type CoreRuntimeInfo, HelloRpcs, HostAuth, HostRpcs } from "@pedelec/contracts/node/CoreLink"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
+import type { CreateSessionInput } from "@pedelec/contracts/Session"
+import type { ToolOutcome } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
 import * as Headers from "effect/http/Headers"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import { RpcClient, RpcMiddleware, RpcSerialization } from "effect/rpc"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const coreBin = path.resolve(here, "../bin/pedelec-core")
 export const cliBinDir = path.resolve(here, "../../cli/bin")
+export const cliBin = path.join(cliBinDir, "pedelec-cli")
 export const ORIGIN = "http://127.0.0.1:5173" as Origin
+export const OTHER_ORIGIN = "https://other.example" as Origin
 
 export interface RunningCore {
   readonly home: string
   readonly child: ChildProcess
   readonly info: CoreRuntimeInfo
   readonly stderr: () => string
+  /** Where the scripted agent's `grandchild` writes its pid (SCRIPTED_PID_FILE, one per Core). */
+  readonly pidFile: string
 }
 
 const readInfo = async (home: string): Promise<CoreRuntimeInfo | undefined> => {
@@ -38,11 +47,20 @@ const readInfo = async (home: string): Promise<CoreRuntimeInfo | undefined> => {
   }
 }
 
+export const tempDir = async (prefix: string) => realpath(await mkdtemp(path.join(os.tmpdir(), prefix)))
+
 /** Starts `pedelec-core` on a home (a fresh temp one by default) and waits until it announces itself. */
 export const startCore = async (options: { home?: string; env?: Record<string, string> } = {}) => {
-  const home = options.home ?? (await realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-core-"))))
+  const home = options.home ?? (await tempDir("pedelec-core-"))
+  const pidFile = path.join(home, "scripted-grandchild.pid")
   const child = spawn(process.execPath, [coreBin, "--home", home], {
-    env: { ...process.env, PEDELEC_ENABLE_SCRIPTED: "1", PEDELEC_BIN_DIR: cliBinDir, ...options.env },
+    env: {
+      ...process.env,
+      PEDELEC_ENABLE_SCRIPTED: "1",
+      PEDELEC_BIN_DIR: cliBinDir,
+      SCRIPTED_PID_FILE: pidFile,
+      ...options.env
+    },
     stdio: ["ignore", "ignore", "pipe"]
   })
   let stderr = ""
@@ -52,7 +70,7 @@ export const startCore = async (options: { home?: string; env?: Record<string, s
   for (let waited = 0; waited < 15_000; waited += 50) {
     const info = await readInfo(home)
     if (info !== undefined && info.pid === child.pid) {
-      const running: RunningCore = { home, child, info, stderr: () => stderr }
+      const running: RunningCore = { home, child, info, stderr: () => stderr, pidFile }
       return running
     }
     if (child.exitCode !== null) break
@@ -72,28 +90,87 @@ export const stopCore = async (core: RunningCore, signal: NodeJS.Signals = "SIGT
 
 export const removeHome = (home: string) => rm(home, { recursive: true, force: true })
 
-export const HostClientRpcs = HelloRpcs.merge(HostRpcs)
+// ---------------------------------------------------------------------------------------------------------------
+// RPC clients
 
-/** A host-role client on the Core's socket, scoped: the connection closes with the caller's scope. */
-export const hostClient = (info: CoreRuntimeInfo) =>
+export const HostClientRpcs = HelloRpcs.merge(HostRpcs)
+export const AgentClientRpcs = HelloRpcs.merge(AgentRpcs)
+
+const socketProtocol = (socketPath: string) =>
+  RpcClient.layerProtocolSocket().pipe(
+    Layer.provide(NodeSocket.layerNet({ path: socketPath })),
+    Layer.provide(RpcSerialization.layerNdjson)
+  )
+
+/** The proof headers a client sends on every guarded request; a test may send the wrong one, or none. */
+export interface Proof {
+  readonly launchSecret?: string
+  readonly sessionCap?: string
+}
+
+const withProof = (request: { readonly headers: Headers.Headers }, proof: Proof) => {
+  let headers = request.headers
+  if (proof.launchSecret !== undefined) headers = Headers.set(headers, AUTH_HEADERS.launchSecret, proof.launchSecret)
+  if (proof.sessionCap !== undefined) headers = Headers.set(headers, AUTH_HEADERS.sessionCap, proof.sessionCap)
+  return headers
+}
+
+const hello = { protocolVersion: PROTOCOL_VERSION, component: "native-host", version: "test" } as const
+
+/**
+ * A host-group client on the Core's socket, scoped: the connection closes with the caller's scope. It proves the
+ * launch secret of core.json unless told otherwise, and says hello first unless `hello: false`.
+ */
+export const hostClient = (info: CoreRuntimeInfo, options: { proof?: Proof; hello?: boolean } = {}) =>
   Effect.gen(function* () {
-    const protocol = RpcClient.layerProtocolSocket().pipe(
-      Layer.provide(NodeSocket.layerNet({ path: info.socketPath })),
-      Layer.provide(RpcSerialization.layerNdjson)
-    )
+    const proof = options.proof ?? { launchSecret: info.launchSecret }
     const auth = RpcMiddleware.layerClient(HostAuth, ({ request, next }) =>
-      next({ ...request, headers: Headers.set(request.headers, AUTH_HEADERS.launchSecret, info.launchSecret) })
+      next({ ...request, headers: withProof(request, proof) })
     )
     // Built into the caller's scope, so the socket outlives this constructor.
-    const context = yield* Layer.build(Layer.mergeAll(protocol, auth))
+    const context = yield* Layer.build(Layer.mergeAll(socketProtocol(info.socketPath), auth))
     const client = yield* RpcClient.make(HostClientRpcs).pipe(Effect.provideContext(context))
-    yield* client["core.hello"]({ protocolVersion: PROTOCOL_VERSION, component: "native-host", version: "test" })
+    if (options.hello !== false) yield* client["core.hello"](hello)
     return client
   })
 
 export type HostClient = Effect.Success<ReturnType<typeof hostClient>>
 
-/** Subscribes in the background and collects every event into a queue the test reads from. */
+/** An agent-role client (what pedelec-cli is), proving the given capability. */
+export const agentClient = (info: CoreRuntimeInfo, proof: Proof) =>
+  Effect.gen(function* () {
+    const auth = RpcMiddleware.layerClient(AgentAuth, ({ request, next }) =>
+      next({ ...request, headers: withProof(request, proof) })
+    )
+    const context = yield* Layer.build(Layer.mergeAll(socketProtocol(info.socketPath), auth))
+    const client = yield* RpcClient.make(AgentClientRpcs).pipe(Effect.provideContext(context))
+    yield* client["core.hello"]({ ...hello, component: "cli" })
+    return client
+  })
+
+/** The code a refused call failed with (a PedelecError's code, else the failure's tag), or "succeeded". */
+export const failureCode = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.match({
+      onSuccess: () => "succeeded",
+      onFailure: (error) => ("code" in error && typeof error.code === "string" ? error.code : error._tag)
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------------------------
+// Events
+
+export interface Events {
+  /** Every event received so far, in arrival order. */
+  readonly seen: Array<SessionEvent>
+  /** The next event matching the predicate (skipping others), within the timeout. */
+  readonly next: <E extends SessionEvent>(
+    predicate: (event: SessionEvent) => event is E,
+    timeoutMs?: number
+  ) => Effect.Effect<E, unknown>
+}
+
+/** Subscribes in the background (in the caller's scope) and collects every event into a queue the test reads. */
 export const collectEvents = (stream: Stream.Stream<SessionEvent, unknown>) =>
   Effect.gen(function* () {
     const queue = yield* Queue.unbounded<SessionEvent>()
@@ -105,7 +182,6 @@ export const collectEvents = (stream: Stream.Stream<SessionEvent, unknown>) =>
       }),
       Effect.forkScoped
     )
-    /** The next event matching the predicate (skipping others), within the timeout. */
     const next = <E extends SessionEvent>(predicate: (event: SessionEvent) => event is E, timeoutMs = 20_000) =>
       Effect.gen(function* () {
         while (true) {
@@ -113,7 +189,8 @@ export const collectEvents = (stream: Stream.Stream<SessionEvent, unknown>) =>
           if (predicate(event)) return event
         }
       }).pipe(Effect.timeout(timeoutMs)) as Effect.Effect<E, unknown>
-    return { seen, next }
+    const events: Events = { seen, next }
+    return events
   })
 
 export const isType =
@@ -121,5 +198,183 @@ export const isType =
   (event: SessionEvent): event is Extract<SessionEvent, { type: T }> =>
     event.type === type
 
+export type TurnCompleted = Extract<SessionEvent, { type: "turn_completed" }>
+export type ToolCall = Extract<SessionEvent, { type: "tool_call" }>
+
+export const isStatus =
+  (status: string) =>
+  (event: SessionEvent): event is Extract<SessionEvent, { type: "status_changed" }> =>
+    event.type === "status_changed" && event.status === status
+
+/** The chat lines of one turn, joined: the scripted agent reports each pedelec-cli run as one chat line. */
+export const chatOf = (events: Events, turnId: TurnId) =>
+  events.seen
+    .filter(isType("chat"))
+    .filter((event) => event.turnId === turnId)
+    .map((event) => event.text)
+
+/** The lines the scripted agent printed for `call <tool>`: "tool <tool> exit <code>: <pedelec-cli's line>". */
+export const cliLinesOf = (events: Events, turnId: TurnId, tool: string) =>
+  chatOf(events, turnId)
+    .filter((text) => text.startsWith(`tool ${tool} exit `))
+    .map((line) => {
+      const colon = line.indexOf(": ")
+      const exit = Number(line.slice(`tool ${tool} exit `.length, colon))
+      return { exit, raw: line.slice(colon + 2), output: JSON.parse(line.slice(colon + 2)) as CliLine }
+    })
+
+/** The one line the scripted agent printed for `call <tool>` in this turn. */
+export const cliLineOf = (events: Events, turnId: TurnId, tool: string) => {
+  const lines = cliLinesOf(events, turnId, tool)
+  if (lines.length !== 1) throw new Error(`expected one pedelec-cli line for ${tool}, got ${lines.length}`)
+  return lines[0]!
+}
+
+export interface CliLine {
+  readonly ok: boolean
+  readonly result?: Schema.Json
+  readonly resultFile?: string
+  readonly bytes?: number
+  readonly preview?: string
+  readonly error?: { readonly code: string; readonly message: string; readonly details?: Record<string, unknown> }
+}
+
+/** Sends a turn and answers every tool call of it with `answer`, until its completion, which it returns. */
+export const runTurnAnswering = (
+  client: HostClient,
+  events: Events,
+  sessionId: SessionId,
+  text: string,
+  answer: (call: ToolCall) => ToolOutcome,
+  timeoutMs = 30_000
+) =>
+  Effect.gen(function* () {
+    const { turnId } = yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text })
+    while (true) {
+      const event = yield* events.next(
+        (e): e is ToolCall | TurnCompleted =>
+          (e.type === "tool_call" || e.type === "turn_completed") && e.turnId === turnId,
+        timeoutMs
+      )
+      if (event.type === "turn_completed") return event
+      yield* client["tool.submit_result"]({
+        origin: ORIGIN,
+        sessionId,
+        toolCallId: event.toolCallId,
+        outcome: answer(event)
+      })
+    }
+  })
+
+/** Creates a scripted session for ORIGIN and subscribes to it from seq 0 (claiming its tools unless told not to). */
+export const openSession = (
+  client: HostClient,
+  input: CreateSessionInput = {},
+  options: { readonly claimTools?: boolean; readonly origin?: Origin } = {}
+) =>
+  Effect.gen(function* () {
+    const origin = options.origin ?? ORIGIN
+    // No lease by default: a test that drops its stream must not lose the session to the disconnect rule.
+    const session = yield* client["session.create"]({
+      origin,
+      input: { provider: "scripted", autoEndOnDisconnect: false, ...input }
+    })
+    const { sessionId } = session
+    const claimTools = options.claimTools ?? true
+    const events = yield* collectEvents(client["session.subscribe"]({ origin, sessionId, afterSeq: 0, claimTools }))
+    return { session, sessionId, events }
+  })
+
 /** A script for the scripted agent, fenced the way it looks for it. */
 export const script = (...lines: ReadonlyArray<string>) => ["```pedelec-script", ...lines, "```"].join("\n")
+
+// ---------------------------------------------------------------------------------------------------------------
+// Processes (Linux /proc)
+
+const stateOf = async (pid: number): Promise<string | undefined> => {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined)
+  return stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+}
+
+/** Gone: `kill(pid, 0)` says ESRCH, or only a zombie is left (dead, waiting for its parent to reap it). */
+export const isGone = async (pid: number) => {
+  try {
+    process.kill(pid, 0)
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH"
+  }
+  return (await stateOf(pid)) === "Z"
+}
+
+export interface ProcessSeen {
+  readonly pid: number
+  readonly argv: ReadonlyArray<string>
+}
+
+/** Every live process whose environment says PEDELEC_THREAD_ID=<sessionId>: the agent, pedelec-cli, grandchildren. */
+export const sessionProcesses = async (sessionId: string): Promise<Array<ProcessSeen>> => {
+  const marker = `PEDELEC_THREAD_ID=${sessionId}`
+  const names = (await readdir("/proc")).filter((name) => /^\d+$/.test(name))
+  const found = await Promise.all(
+    names.map(async (name) => {
+      const environ = await readFile(`/proc/${name}/environ`, "utf8").catch(() => "")
+      if (!environ.split("\0").includes(marker)) return []
+      if ((await stateOf(Number(name))) === "Z") return []
+      const cmdline = await readFile(`/proc/${name}/cmdline`, "utf8").catch(() => "")
+      return [{ pid: Number(name), argv: cmdline.split("\0").filter((arg) => arg !== "") }]
+    })
+  )
+  return found.flat()
+}
+
+/** One variable of a live process's environment (e.g. an agent's PEDELEC_SESSION_CAP). */
+export const environOf = async (pid: number, name: string) => {
+  const environ = await readFile(`/proc/${pid}/environ`, "utf8")
+  const entry = environ.split("\0").find((item) => item.startsWith(`${name}=`))
+  return entry?.slice(name.length + 1)
+}
+
+/** Polls until `check` holds; fails with `what` (and the last value seen) after `timeoutMs`. */
+export const waitUntil = async <A>(
+  what: string,
+  probe: () => Promise<A>,
+  check: (value: A) => boolean,
+  timeoutMs = 10_000
+): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  while (true) {
+    const value = await probe()
+    if (check(value)) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`)
+    await sleep(100)
+  }
+}
+
+/** The pid the scripted agent's `grandchild` wrote, once it is there. */
+export const grandchildPid = (core: RunningCore) =>
+  waitUntil(
+    "the grandchild's pid file",
+    () => readFile(core.pidFile, "utf8").then(Number, () => 0),
+    (pid) => pid > 0
+  )
+
+/** Runs the built pedelec-cli as an agent shell would, with exactly the given environment on top of PATH. */
+export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<{ readonly code: number | null; readonly stdout: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [cliBin, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "ignore"]
+    })
+    let stdout = ""
+    child.stdout.setEncoding("utf8").on("data", (data: string) => {
+      stdout += data
+    })
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout }))
+  })
+
+export const sessionRecord = async (home: string, sessionId: string) =>
+  JSON.parse(await readFile(path.join(home, "sessions", `${sessionId}.json`), "utf8")) as {
+    readonly state: string
+    readonly processes: ReadonlyArray<{ readonly pid: number }>
+  }

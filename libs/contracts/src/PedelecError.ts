@@ -70,10 +70,13 @@ const placeholder = /\{([A-Za-z][A-Za-z0-9]*)\}/g
 
 /** Fills `{name}` from details; a missing value reads as a neutral phrase rather than a raw placeholder. */
 export const formatMessage = (template: string, details: ErrorDetails | undefined): string =>
-  template.replace(placeholder, (_, name: string) => {
+  template.replace(placeholder, (_, name: string, offset: number) => {
     const value = details !== undefined && Object.hasOwn(details, name) ? details[name] : undefined
     if (value === undefined || value === null) return unknownPhrase(name)
-    return typeof value === "string" ? value : JSON.stringify(value)
+    const text = typeof value === "string" ? value : JSON.stringify(value)
+    // A reason written as a sentence must not end in ".." where the template adds its own full stop.
+    const closesSentence = template[offset + name.length + 2] === "."
+    return closesSentence ? text.replace(/\.+$/, "") : text
   })
 
 const unknownPhrase = (name: string): string => {

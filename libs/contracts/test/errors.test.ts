@@ -189,6 +189,14 @@ describe("PedelecError", () => {
     assert.strictEqual(formatMessage("{toString}", {}), "(toString unknown)")
   })
 
+  it("does not double a full stop when a detail is written as a sentence", () => {
+    assert.strictEqual(
+      formatMessage("Unavailable: {reason}. Retry.", { reason: "It is off." }),
+      "Unavailable: It is off. Retry."
+    )
+    assert.strictEqual(formatMessage("{reason} and more", { reason: "Ends here." }), "Ends here. and more")
+  })
+
   it("keeps a message the raiser gives", () => {
     const error = PedelecError.fromCode("INVALID_INPUT", "sdk", { message: "Exact words.", details: { reason: "r" } })
     assert.strictEqual(error.message, "Exact words.")

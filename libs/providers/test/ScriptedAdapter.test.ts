@@ -20,6 +20,7 @@ import {
   decodeAgentLine,
   type LineCounts,
   makeScriptedAdapter,
+  resolveAgentPath,
   ScriptedAdapter
 } from "../src/scripted/ScriptedAdapter.ts"
 import { pidExists, tempDir, waitFor, waitGone } from "./support.ts"
@@ -122,6 +123,10 @@ describe("detect and start", () => {
         env: { PEDELEC_ENABLE_SCRIPTED: "1", PEDELEC_SCRIPTED_AGENT: "/nope.mjs" }
       })
       assert.include((yield* missing.detect).error, "not built")
+      const bundle = resolveAgentPath({})
+      assert.match(bundle ?? "", /dist\/scripted-agent\.mjs$/)
+      const overridden = makeScriptedAdapter({ env: { PEDELEC_ENABLE_SCRIPTED: "1", PEDELEC_SCRIPTED_AGENT: bundle! } })
+      assert.isTrue((yield* overridden.detect).available)
     })
   )
 })

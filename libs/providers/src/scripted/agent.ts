@@ -130,8 +130,11 @@ const run = async (sessionId: string, script: ReadonlyArray<string>) => {
         const thread = process.env.PEDELEC_THREAD_ID
         await emit({ type: "tool", name: "pedelec-cli", detail: `tool-call ${tool}` })
         const threadArgs = thread === undefined ? [] : ["--thread-id", thread]
+        const started = performance.now()
         const result = await runCli([...threadArgs, "tool-call", tool, json === "" ? "{}" : json])
-        await emit({ type: "message", text: `tool ${tool} exit ${result.code}: ${result.line}` })
+        // The spawn-to-result time is what `npm run bench` reports for a tool call.
+        const elapsed = (performance.now() - started).toFixed(2)
+        await emit({ type: "message", text: `tool ${tool} exit ${result.code}: ${result.line} (${elapsed} ms)` })
         break
       }
       case "cli": {
