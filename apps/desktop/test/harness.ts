@@ -220,7 +220,9 @@ export const cliLinesOf = (events: Events, turnId: TurnId, tool: string) =>
     .map((line) => {
       const colon = line.indexOf(": ")
       const exit = Number(line.slice(`tool ${tool} exit `.length, colon))
-      return { exit, raw: line.slice(colon + 2), output: JSON.parse(line.slice(colon + 2)) as CliLine }
+      // The agent may append how long the call took: "… (123.45 ms)".
+      const raw = line.slice(colon + 2).replace(/ \(\d+(\.\d+)? ms\)$/, "")
+      return { exit, raw, output: JSON.parse(raw) as CliLine }
     })
 
 /** The one line the scripted agent printed for `call <tool>` in this turn. */

@@ -181,10 +181,14 @@ export class ToolRouter extends Context.Service<
         Effect.gen(function* () {
           yield* stopTimer(call)
           const timeoutMs = call.tool.spec.timeoutMs
-          const expire = finish(state, call, {
-            kind: "cancelled",
-            code: "TOOL_TIMEOUT",
-            error: PedelecError.fromCode("TOOL_TIMEOUT", "core", { details: { tool: call.tool.spec.name, timeoutMs } })
+          const expire = Effect.suspend(() => {
+            // This fiber is the timer: finish must not interrupt it (stopTimer) before it has answered anyone.
+            call.timer = undefined
+            return finish(state, call, {
+              kind: "cancelled",
+              code: "TOOL_TIMEOUT",
+              error: PedelecError.fromCode("TOOL_TIMEOUT", "core", { details: { tool: call.tool.spec.name, timeoutMs } })
+            })
           })
           call.timer = yield* Effect.sleep(delayMs).pipe(Effect.andThen(expire), Effect.forkIn(scope))
         })
