@@ -105,8 +105,9 @@ export class Sessions extends Context.Service<
         if (found) return found
         const record = yield* store.load(sessionId)
         if (record.state === "ended") return yield* Effect.fail(error("SESSION_ENDED", sessionId))
-        const session = yield* setup.revive(record, onToolActivity)
-        return adopt(session)
+        const session = adopt(yield* setup.revive(record, onToolActivity))
+        yield* armLease(session)
+        return session
       })
 
       const access = Effect.fn("Sessions.access")(function* (origin: Origin, sessionId: SessionId) {
@@ -129,6 +130,8 @@ export class Sessions extends Context.Service<
       const create = Effect.fn("Sessions.create")(function* (origin: Origin, input: CreateSessionInput) {
         const session = yield* setup.create(origin, input, onToolActivity)
         adopt(session)
+        // A session nobody ever subscribes to is as abandoned as one whose subscribers all left.
+        yield* armLease(session)
         return yield* infoOf(session)
       })
 
