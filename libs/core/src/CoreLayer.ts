@@ -9,6 +9,7 @@ import { CoreLock } from "./CoreLock.ts"
 import { CorePaths } from "./CorePaths.ts"
 import { CoreSecretLive, CoreServerLayer } from "./CoreServer.ts"
 import { EventLog } from "./EventLog.ts"
+import { ProviderChoice } from "./ProviderChoice.ts"
 import { Providers } from "./Providers.ts"
 import { SessionEvents } from "./SessionEvents.ts"
 import { SessionSetup } from "./SessionSetup.ts"
@@ -23,6 +24,7 @@ const Stores = Layer.mergeAll(SettingsStore.layer, Workspaces.layer, EventLog.la
 
 const Machinery = Sessions.layer.pipe(
   Layer.provideMerge(SessionSetup.layer),
+  Layer.provideMerge(ProviderChoice.layer),
   Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer)),
   Layer.provideMerge(SessionEvents.layer),
   Layer.provideMerge(Providers.layer),

@@ -6,8 +6,7 @@
  */
 import { delimiter } from "node:path"
 import type { Origin, SessionCapability, SessionId, TurnId } from "@pedelec/contracts/Ids"
-import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { EffortProfile, ProviderCode } from "@pedelec/contracts/Provider"
+import type { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { CreateSessionInput, SessionInfo, SessionStatus, TurnKind } from "@pedelec/contracts/Session"
 import { killTree } from "@pedelec/providers/ProcessTree"
 import type { ProviderAdapter, SessionProcess } from "@pedelec/providers/Provider"
@@ -21,6 +20,7 @@ import { CorePaths } from "./CorePaths.ts"
 import { EventLog, LOG_RETENTION_MS } from "./EventLog.ts"
 import { mintCapability, mintSessionId, mintTurnId } from "./Mint.ts"
 import { freshSessionPrompt } from "./Prompt.ts"
+import { ProviderChoice } from "./ProviderChoice.ts"
 import { Providers } from "./Providers.ts"
 import { SessionEvents } from "./SessionEvents.ts"
 import { type SessionRecord, SessionStore } from "./SessionStore.ts"
@@ -55,24 +55,6 @@ export const IDLE_SESSION_MS = 7 * 24 * 60 * 60_000
 
 const PREPARE_TEXT = "Pedelec is warming this session up. Reply with the single word: ready."
 
-const invalidEffort = (provider: ProviderCode, effortLevel: string, reason: string) =>
-  PedelecError.fromCode("EFFORT_LEVEL_INVALID", "core", { details: { provider, effortLevel, reason } })
-
-/** A profile may hold only tokens the adapter allows: settings are user-editable, argv is not a shell. */
-const checkEffort = (adapter: ProviderAdapter, effortLevel: string, profile: EffortProfile) =>
-  Effect.gen(function* () {
-    for (const token of profile.argv) {
-      if (!adapter.effortAllowList.argv.some((pattern) => pattern.test(token))) {
-        return yield* Effect.fail(invalidEffort(adapter.code, effortLevel, `argv token "${token}" is not allowed`))
-      }
-    }
-    for (const name of Object.keys(profile.env)) {
-      if (!adapter.effortAllowList.env.includes(name)) {
-        return yield* Effect.fail(invalidEffort(adapter.code, effortLevel, `env variable ${name} is not allowed`))
-      }
-    }
-  })
-
 export class SessionSetup extends Context.Service<
   SessionSetup,
   {
@@ -96,6 +78,7 @@ export class SessionSetup extends Context.Service<
     Effect.gen(function* () {
       const settings = yield* SettingsStore
       const providers = yield* Providers
+      const choice = yield* ProviderChoice
       const workspaces = yield* Workspaces
       const tools = yield* ToolRouter
       const events = yield* SessionEvents
@@ -104,28 +87,6 @@ export class SessionSetup extends Context.Service<
       const runner = yield* TurnRunner
       const config = yield* CoreConfig
       const paths = yield* CorePaths
-
-      const resolveProvider = Effect.fn("SessionSetup.resolveProvider")(function* (input: CreateSessionInput) {
-        const current = yield* settings.get
-        const chosen = input.provider ?? current.defaultProvider
-        if (chosen === null) return yield* Effect.fail(PedelecError.fromCode("DEFAULT_PROVIDER_NOT_SET", "core"))
-        const adapter = yield* providers.adapter(chosen)
-        const info = yield* providers.info(chosen)
-        if (!info.available) {
-          const code = input.provider === undefined ? "DEFAULT_PROVIDER_UNAVAILABLE" : "PROVIDER_UNAVAILABLE"
-          const reason = info.error ?? "it was not found on this machine"
-          return yield* Effect.fail(PedelecError.fromCode(code, "core", { details: { provider: chosen, reason } }))
-        }
-        const effortLevel = input.effortLevel ?? current.defaultEffortLevel
-        const profile = current.effortProfiles[chosen]?.[effortLevel] ?? { argv: [], env: {} }
-        yield* checkEffort(adapter, effortLevel, profile)
-        const ollamaDefault = chosen === "ollama" ? current.ollama.defaultModel : undefined
-        const model = input.model ?? profile.model ?? current.defaultModels[chosen] ?? ollamaDefault
-        if (chosen === "ollama" && model === undefined) {
-          return yield* Effect.fail(PedelecError.fromCode("MODEL_REQUIRED", "core", { details: { provider: chosen } }))
-        }
-        return { adapter, effortLevel, profile, model, fullAccessOrigins: current.fullAccessOrigins }
-      })
 
       const makeLive = Effect.fn("SessionSetup.makeLive")(function* (
         record: SessionRecord,
@@ -161,7 +122,7 @@ export class SessionSetup extends Context.Service<
         input: CreateSessionInput,
         onToolActivity: OnToolActivity
       ) {
-        const chosen = yield* resolveProvider(input)
+        const chosen = yield* choice.resolve(input)
         const sessionId = mintSessionId()
         const explicit = input.workspace?.path
         // prepareExplicit runs every check of checkExplicit first, and returns the canonical path.

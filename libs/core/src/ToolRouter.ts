@@ -1,15 +1,11 @@
 /**
- * ToolRouter — page tools on the Core side: validates a session's manifest (and compiles its argument validators),
- * writes the per-tool spec files, and routes each agent call to the page: arguments checked, queued FIFO per session
- * (bound 16), offered one at a time as a `tool_call` event, answered by `submit` (idempotent by id), stopped by
- * timeout, cancellation, the caller leaving or the page leaving. It does not own the status machine or turns
- * (Sessions tells it the current turn and hears when a call is with the page).
+ * ToolRouter — routes each agent call to the page: arguments checked, queued FIFO per session (bound 16), offered one
+ * at a time as a `tool_call` event (again to a page that claims the tools anew), answered by `submit` (idempotent by
+ * id), stopped by timeout, cancellation, the caller leaving or the page leaving. Compiling manifests and shaping
+ * the agent's line are ToolCatalog's; the status machine and turns are Sessions' (it hears when a call is pending).
  */
-import { mkdir, writeFile } from "node:fs/promises"
-import path from "node:path"
 import type { SessionId, ToolCallId, TurnId } from "@pedelec/contracts/Ids"
 import type { ToolSpec, ToolSummary } from "@pedelec/contracts/node/AgentLink"
-import { type ArgsValidator, makeArgsValidator } from "@pedelec/contracts/node/ArgsValidator"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { type Skills, TOOL_LIMITS, type ToolOutcome } from "@pedelec/contracts/Tool"
@@ -23,6 +19,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { mintToolCallId } from "./Mint.ts"
 import { SessionEvents } from "./SessionEvents.ts"
+import { agentLine, compileTools, jsonBytes, summaryOf, type Tool, writeSpecFiles } from "./ToolCatalog.ts"
 
 /** How long a pending call waits for a page to claim the tools again before the agent hears `TOOL_OWNER_GONE`. */
 export const OWNER_GRACE_MS = 10_000
@@ -33,11 +30,6 @@ export interface ToolHost {
   readonly currentTurn: Effect.Effect<TurnId | undefined>
   /** A call is with the page (true) or none is (false): the status machine and the stall timer follow this. */
   readonly onPendingChange: (pending: boolean) => Effect.Effect<void>
-}
-
-interface Tool {
-  readonly spec: ToolSpec
-  readonly validator: ArgsValidator
 }
 
 interface Call {
@@ -62,38 +54,6 @@ interface SessionTools {
 
 const fail = (code: Parameters<typeof PedelecError.fromCode>[0], details: Record<string, Schema.Json>) =>
   Effect.fail(PedelecError.fromCode(code, "core", { details }))
-
-/** Validates every tool's argsSchema beyond its shape (patterns compile under re2js) and builds the tool table. */
-export const compileTools = (skills: Skills | undefined): Result.Result<ReadonlyMap<string, Tool>, PedelecError> => {
-  const tools = new Map<string, Tool>()
-  for (const [index, manifest] of (skills?.tools ?? []).entries()) {
-    const validator = makeArgsValidator(manifest.argsSchema)
-    if (Result.isFailure(validator)) {
-      const pointer = `/tools/${index}/argsSchema${validator.failure.pointer}`
-      return Result.fail(
-        PedelecError.fromCode("TOOLS_MANIFEST_INVALID", "core", {
-          details: { pointer, reason: validator.failure.reason }
-        })
-      )
-    }
-    const spec: ToolSpec = {
-      name: manifest.name,
-      description: manifest.description,
-      timeoutMs: manifest.timeoutMs ?? TOOL_LIMITS.defaultTimeoutMs,
-      argsSchema: manifest.argsSchema,
-      ...(manifest.annotations ? { annotations: manifest.annotations } : {})
-    }
-    tools.set(manifest.name, { spec, validator: validator.success })
-  }
-  return Result.succeed(tools)
-}
-
-const summaryOf = ({ spec }: Tool): ToolSummary => {
-  const { argsSchema: _, ...summary } = spec
-  return summary
-}
-
-const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
 
 export class ToolRouter extends Context.Service<
   ToolRouter,
@@ -130,15 +90,6 @@ export class ToolRouter extends Context.Service<
           return found ? Effect.succeed(found) : fail("SESSION_NOT_FOUND", { sessionId })
         })
 
-      const writeSpecFiles = (host: ToolHost, tools: ReadonlyMap<string, Tool>) =>
-        Effect.promise(async () => {
-          const dir = path.join(host.workspace, ".pedelec-runtime", "skills")
-          await mkdir(dir, { recursive: true })
-          for (const { spec } of tools.values()) {
-            await writeFile(path.join(dir, `${spec.name}.json`), `${JSON.stringify(spec, null, 2)}\n`)
-          }
-        })
-
       const register = Effect.fn("ToolRouter.register")(function* (
         sessionId: SessionId,
         skills: Skills | undefined,
@@ -146,7 +97,7 @@ export class ToolRouter extends Context.Service<
       ) {
         const compiled = compileTools(skills)
         if (Result.isFailure(compiled)) return yield* Effect.fail(compiled.failure)
-        yield* writeSpecFiles(host, compiled.success)
+        yield* writeSpecFiles(host.workspace, compiled.success)
         sessions.set(sessionId, {
           sessionId,
           host,
@@ -187,7 +138,9 @@ export class ToolRouter extends Context.Service<
             return finish(state, call, {
               kind: "cancelled",
               code: "TOOL_TIMEOUT",
-              error: PedelecError.fromCode("TOOL_TIMEOUT", "core", { details: { tool: call.tool.spec.name, timeoutMs } })
+              error: PedelecError.fromCode("TOOL_TIMEOUT", "core", {
+                details: { tool: call.tool.spec.name, timeoutMs }
+              })
             })
           })
           call.timer = yield* Effect.sleep(delayMs).pipe(Effect.andThen(expire), Effect.forkIn(scope))
@@ -249,20 +202,6 @@ export class ToolRouter extends Context.Service<
           else if (wasOffered && state.queue.length === 0) yield* state.host.onPendingChange(false)
         })
 
-      const replyFor = Effect.fnUntraced(function* (state: SessionTools, call: Call, outcome: ToolOutcome) {
-        if (!outcome.ok) return { ok: false as const, error: outcome.error }
-        const text = JSON.stringify(outcome.result)
-        const bytes = Buffer.byteLength(text)
-        if (bytes <= TOOL_LIMITS.inlineResultBytes) return { ok: true as const, result: outcome.result }
-        // Agent shells truncate long output, so a large result travels as a file in the workspace.
-        const resultFile = path.join(state.host.workspace, ".pedelec-runtime", "tmp", `${call.toolCallId}.json`)
-        yield* Effect.promise(async () => {
-          await mkdir(path.dirname(resultFile), { recursive: true })
-          await writeFile(resultFile, text)
-        })
-        return { ok: true as const, resultFile, bytes, preview: text.slice(0, 512) }
-      })
-
       const call = Effect.fn("ToolRouter.call")(function* (sessionId: SessionId, name: string, args: Schema.Json) {
         const state = yield* sessionOf(sessionId)
         const tool = yield* toolOf(state, name)
@@ -305,7 +244,7 @@ export class ToolRouter extends Context.Service<
             })
           )
         )
-        return yield* replyFor(state, entry, outcome)
+        return yield* agentLine(state.host.workspace, entry.toolCallId, outcome)
       })
 
       const submit = Effect.fn("ToolRouter.submit")(function* (
