@@ -2,7 +2,7 @@
 // provider enabled, the built pedelec-cli on the agents' PATH, and RPC clients (host or agent role) over the real
 // socket. Also what the suites need to look at real processes: /proc scans, pid checks, running pedelec-cli.
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises"
+import { lstat, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -148,6 +148,16 @@ export const agentClient = (info: CoreRuntimeInfo, proof: Proof) =>
     return client
   })
 
+/** The error a refused call failed with (`undefined` if it succeeded), for assertions on its code and details. */
+export const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.match({
+      onSuccess: () => undefined,
+      onFailure: (error) =>
+        error as E & { readonly code?: string; readonly details?: Readonly<Record<string, unknown>> }
+    })
+  )
+
 /** The code a refused call failed with (a PedelecError's code, else the failure's tag), or "succeeded". */
 export const failureCode = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
@@ -200,6 +210,11 @@ export const isType =
 
 export type TurnCompleted = Extract<SessionEvent, { type: "turn_completed" }>
 export type ToolCall = Extract<SessionEvent, { type: "tool_call" }>
+
+export const completionOf =
+  (turnId: string) =>
+  (event: SessionEvent): event is TurnCompleted =>
+    event.type === "turn_completed" && event.turnId === turnId
 
 export const isStatus =
   (status: string) =>
@@ -327,6 +342,23 @@ export const sessionProcesses = async (sessionId: string): Promise<Array<Process
     })
   )
   return found.flat()
+}
+
+export const exists = (file: string) =>
+  lstat(file).then(
+    () => true,
+    () => false
+  )
+
+/** A failed test's safety net: SIGKILL whatever still runs with the session's id, so no orphan outlives the suite. */
+export const killSessionProcesses = async (sessionId: string) => {
+  for (const { pid } of await sessionProcesses(sessionId)) {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // Gone in between.
+    }
+  }
 }
 
 /** One variable of a live process's environment (e.g. an agent's PEDELEC_SESSION_CAP). */

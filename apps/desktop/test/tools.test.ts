@@ -10,6 +10,7 @@ import {
   chatOf,
   cliLineOf,
   cliLinesOf,
+  completionOf,
   failureCode,
   hostClient,
   isType,
@@ -23,7 +24,6 @@ import {
   startCore,
   stopCore,
   type ToolCall,
-  type TurnCompleted,
   waitUntil
 } from "./harness.ts"
 
@@ -60,10 +60,6 @@ const tools: ToolsManifest = [
 ]
 const skills = { guidance: "Use the tools.", tools }
 
-const completion = (turnId: string) => (event: { type: string; turnId?: string }) =>
-  event.type === "turn_completed" && event.turnId === turnId
-const isCompletionOf = (turnId: string) => completion(turnId) as (e: unknown) => e is TurnCompleted
-
 describe("tools through a real Core, scripted agent and pedelec-cli", () => {
   it.live("a second send_text while a turn runs is SESSION_BUSY, and the first turn still completes", () =>
     Effect.gen(function* () {
@@ -82,7 +78,7 @@ describe("tools through a real Core, scripted agent and pedelec-cli", () => {
         toolCallId: call.toolCallId,
         outcome: { ok: true, result: "ok" }
       })
-      const completed = yield* events.next(isCompletionOf(turnId))
+      const completed = yield* events.next(completionOf(turnId))
       assert.strictEqual(completed.reason, "completed")
       assert.strictEqual(completed.text, "done")
       assert.strictEqual(events.seen.filter(isType("turn_completed")).length, 1, "the refused sends started no turn")
@@ -170,7 +166,7 @@ describe("tools through a real Core, scripted agent and pedelec-cli", () => {
           outcome: { ok: true, result: "too late" }
         })
         assert.isFalse(late.accepted)
-        const completed = yield* events.next(isCompletionOf(turnId))
+        const completed = yield* events.next(completionOf(turnId))
         assert.strictEqual(completed.reason, "completed")
         const line = cliLineOf(events, turnId, "slow")
         assert.strictEqual(line.exit, 1)
@@ -218,7 +214,7 @@ describe("tools through a real Core, scripted agent and pedelec-cli", () => {
         outcome: { ok: true, result: "late" }
       })
       assert.isFalse(stale.accepted)
-      const completed = yield* events.next(isCompletionOf(turnId))
+      const completed = yield* events.next(completionOf(turnId))
       assert.strictEqual(completed.reason, "completed")
       const chats = chatOf(events, turnId)
       assert.isTrue(
@@ -275,7 +271,7 @@ describe("tools through a real Core, scripted agent and pedelec-cli", () => {
         assert.strictEqual(cancelled.toolCallId, call.toolCallId)
         assert.strictEqual(cancelled.reason, "TOOL_OWNER_GONE")
         assert.isAtLeast(Date.now() - started, 9_000, "not before the grace period")
-        const completed = yield* events.next(isCompletionOf(turnId))
+        const completed = yield* events.next(completionOf(turnId))
         assert.strictEqual(completed.reason, "completed")
         const line = cliLineOf(events, turnId, "wait")
         assert.strictEqual(line.exit, 1)

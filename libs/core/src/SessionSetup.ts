@@ -6,13 +6,13 @@
  */
 import { delimiter } from "node:path"
 import type { Origin, SessionCapability, SessionId, TurnId } from "@pedelec/contracts/Ids"
-import type { PedelecError } from "@pedelec/contracts/PedelecError"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { CreateSessionInput, SessionInfo, SessionStatus, TurnKind } from "@pedelec/contracts/Session"
 import { killTree } from "@pedelec/providers/ProcessTree"
 import type { ProviderAdapter, SessionProcess } from "@pedelec/providers/Provider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { CoreConfig } from "./CoreConfig.ts"
@@ -52,6 +52,9 @@ export type OnToolActivity = (sessionId: SessionId, pending: boolean) => Effect.
 
 /** Sessions unused this long are ended and swept at start-up. */
 export const IDLE_SESSION_MS = 7 * 24 * 60 * 60_000
+
+/** How often a running turn's processes are compared with the session file (what the crash reaper reads). */
+const PROCESS_RECORD_INTERVAL_MS = 250
 
 const PREPARE_TEXT = "Pedelec is warming this session up. Reply with the single word: ready."
 
@@ -174,7 +177,32 @@ export class SessionSetup extends Context.Service<
           onToolActivity
         )
         yield* events.open(record.sessionId, lastSeq)
+        if (record.activeTurn) yield* completeInterruptedTurn(session, record.activeTurn)
         return session
+      })
+
+      /** Every turn ends with one completion, even one whose Core died under it: failed, then idle. */
+      const completeInterruptedTurn = Effect.fnUntraced(function* (
+        session: LiveSession,
+        turn: { readonly turnId: TurnId; readonly kind: TurnKind }
+      ) {
+        const sessionId = session.record.sessionId
+        const error = PedelecError.fromCode("INTERNAL_ERROR", "core", {
+          details: { component: "core", reason: "the Pedelec Core stopped while this turn ran" }
+        }).toWire()
+        yield* events.publish(sessionId, { type: "error", turnId: turn.turnId, error })
+        yield* events.publish(sessionId, {
+          type: "turn_completed",
+          turnId: turn.turnId,
+          turnKind: turn.kind,
+          reason: "failed",
+          text: "",
+          error
+        })
+        yield* events.publish(sessionId, { type: "status_changed", status: "idle", previous: "running" })
+        const { activeTurn: _, ...settled } = session.record
+        session.record = { ...settled, lastSeq: yield* events.lastSeq(sessionId) }
+        yield* store.save(session.record)
       })
 
       const info = (session: LiveSession, lastSeq: number): SessionInfo => ({
@@ -228,6 +256,21 @@ export class SessionSetup extends Context.Service<
           yield* store.save(session.record)
         })
 
+      /** Writes the turn's process tree to the session file whenever it changes (a new agent, a grandchild). */
+      const keepProcessesRecorded = (session: LiveSession) =>
+        Effect.gen(function* () {
+          let recorded = ""
+          while (true) {
+            yield* Effect.sleep(PROCESS_RECORD_INTERVAL_MS)
+            const processes = session.process ? yield* session.process.processes : []
+            const current = processes.map((p) => `${p.pid}:${p.startTime}`).join(",")
+            if (current !== recorded) {
+              recorded = current
+              yield* recordProcesses(session)
+            }
+          }
+        })
+
       const runTurn = (session: LiveSession, turnId: TurnId, kind: TurnKind, text: string) =>
         Effect.gen(function* () {
           const fresh = session.record.providerSessionId === undefined || !session.record.promptInjected
@@ -249,7 +292,9 @@ export class SessionSetup extends Context.Service<
             : userText
           const resumeFrom = fresh ? undefined : session.record.providerSessionId
           yield* recordProcesses(session)
-          return yield* runner.run({
+          // A Core killed mid-turn can only reap what the session file names: keep it current while the turn runs.
+          const recording = yield* Effect.forkChild(keepProcessesRecorded(session))
+          const outcome = yield* runner.run({
             sessionId,
             turnId,
             kind,
@@ -271,6 +316,9 @@ export class SessionSetup extends Context.Service<
                 yield* store.save(session.record).pipe(Effect.ignore)
               })
           })
+          // (A cancelled turn skips this line; a child fiber ends with its parent anyway.)
+          yield* Fiber.interrupt(recording)
+          return outcome
         }).pipe(
           Effect.catch((error: PedelecError) => Effect.succeed({ reason: "failed", error } satisfies TurnOutcome))
         )

@@ -6,11 +6,11 @@
  * `<id>.json.corrupt` and treated as unknown, so one bad file never blocks the others.
  */
 import path from "node:path"
-import { Origin, SessionId } from "@pedelec/contracts/Ids"
+import { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
 import { jsonDepthExceeded } from "@pedelec/contracts/JsonPointer"
 import { PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
 import { EffortLevel, EffortProfile, ModelName, ProviderCode } from "@pedelec/contracts/Provider"
-import { WorkspaceInfo } from "@pedelec/contracts/Session"
+import { TurnKind, WorkspaceInfo } from "@pedelec/contracts/Session"
 import { Skills } from "@pedelec/contracts/Tool"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -54,7 +54,9 @@ export const SessionRecord = Schema.Struct({
   promptInjected: Schema.Boolean,
   lastSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
   /** Process groups to reap at start-up if Core crashed while they ran. */
-  processes: Schema.Array(SessionProcess)
+  processes: Schema.Array(SessionProcess),
+  /** The turn running when this was written: a Core that crashed mid-turn completes it as failed at restart. */
+  activeTurn: Schema.optionalKey(Schema.Struct({ turnId: TurnId, kind: TurnKind }))
 })
 export interface SessionRecord extends Schema.Schema.Type<typeof SessionRecord> {}
 

@@ -149,6 +149,8 @@ export class Sessions extends Context.Service<
         if (session.turn) return yield* Effect.fail(error("SESSION_BUSY", sessionId))
         const turnId = setup.mintTurn()
         session.turn = { turnId, kind, fiber: undefined }
+        // Saved with the turn's first process record: a Core that dies mid-turn still owes it a completion.
+        session.record = { ...session.record, activeTurn: { turnId, kind } }
         yield* setStatus(session, "running", { turnId, kind })
         const fiber = yield* setup.runTurn(session, turnId, kind, text).pipe(
           Effect.onExit((exit) => completeTurn(session, turnId, kind, exit)),
@@ -165,6 +167,8 @@ export class Sessions extends Context.Service<
           yield* tools.cancelAll(sessionId, "TOOL_CANCELLED")
           // Free the session before announcing the completion: a client may send its next text the moment it hears it.
           if (session.turn?.turnId === turnId) session.turn = undefined
+          const { activeTurn: _, ...settled } = session.record
+          session.record = settled
           session.toolActivity = { pending: false, changedAt: Date.now() }
           const base = { type: "turn_completed" as const, turnId, turnKind: kind }
           const outcome = Exit.isSuccess(exit) ? exit.value : undefined
@@ -216,6 +220,11 @@ export class Sessions extends Context.Service<
       const end = Effect.fn("Sessions.end")(function* (origin: Origin, sessionId: SessionId) {
         const session = live.get(sessionId)
         if (session?.ending) return
+        // Idempotent (SPEC §2): the owner ending a session that has already ended succeeds.
+        if (session === undefined) {
+          const record = yield* store.load(sessionId).pipe(Effect.option)
+          if (record._tag === "Some" && record.value.state === "ended" && record.value.origin === origin) return
+        }
         yield* endSession(yield* access(origin, sessionId), "requested")
       })
 

@@ -187,6 +187,8 @@ const make = Effect.gen(function* () {
     // A descendant may hold stdout open after the CLI is gone; then the lines end once it has been quiet a while.
     const stdoutAbandoned = Effect.gen(function* () {
       yield* exit
+      // The linger counts from the exit: output the agent printed just before exiting may still be unread.
+      lastOutputAt.ms = Math.max(lastOutputAt.ms, yield* Clock.currentTimeMillis)
       while (true) {
         const now = yield* Clock.currentTimeMillis
         if (now - lastOutputAt.ms >= STDOUT_LINGER_MS) return

@@ -8,8 +8,11 @@ import { NodeRuntime } from "@effect/platform-node"
 import { CoreConfig } from "@pedelec/core/CoreConfig"
 import { CoreLayerNoDeps } from "@pedelec/core/CoreLayer"
 import { CorePaths } from "@pedelec/core/CorePaths"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import { parseArgs, USAGE } from "./Args.ts"
 import { detach } from "./Detach.ts"
 import { IdleExit } from "./IdleExit.ts"
@@ -31,5 +34,9 @@ if (args.kind === "usage") {
   const ready = Layer.effectDiscard(
     Effect.sync(() => process.stderr.write(`pedelec-core: ready (pid ${process.pid})\n`))
   )
-  NodeRuntime.runMain(Layer.launch(ready.pipe(Layer.provideMerge(app))))
+  NodeRuntime.runMain(Layer.launch(ready.pipe(Layer.provideMerge(app))), {
+    // SIGTERM/SIGINT is how a Core is asked to stop: a clean stop exits 0, anything else keeps Effect's code.
+    teardown: (exit, onExit) =>
+      Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+  })
 }

@@ -78,7 +78,10 @@ const runCli = (args: ReadonlyArray<string>) =>
       out += data
     })
     child.on("error", (error) => resolve({ code: 127, line: `pedelec-cli could not run: ${error.message}` }))
-    child.on("close", (code, signal) => resolve({ code: code ?? 128, line: out.split("\n")[0] ?? `(${signal})` }))
+    child.on("close", (code, signal) => {
+      const line = out.split("\n")[0] ?? ""
+      resolve({ code: code ?? 128, line: line === "" && signal !== null ? `(killed by ${signal})` : line })
+    })
   })
 
 /** A detached child that calls setsid (node does so for `detached`), leaves our group and sleeps forever. */
