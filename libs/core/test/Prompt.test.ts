@@ -1,0 +1,59 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { SessionId } from "@pedelec/contracts/Ids"
+import { freshSessionPrompt } from "../src/Prompt.ts"
+
+const sessionId = "AAAAAAAAAAAAAAAAAAAAAA" as SessionId
+const tools = [
+  {
+    name: "shapes.add",
+    description: "Adds a shape to the canvas.",
+    timeoutMs: 90_000,
+    annotations: { destructive: true }
+  },
+  {
+    name: "count",
+    description: "Reads the counter.",
+    timeoutMs: 60_000,
+    annotations: { readOnly: true, title: "Counter" }
+  }
+]
+
+describe("freshSessionPrompt", () => {
+  const prompt = freshSessionPrompt(
+    { sessionId, guidance: "Keep the canvas tidy.", tools, denoAvailable: false },
+    "Draw."
+  )
+
+  it("orders rules, guidance verbatim, the tool index, then the user's text", () => {
+    const order = [
+      "# Pedelec runtime rules",
+      "# Guidance from the page\nKeep the canvas tidy.",
+      "# Page tools",
+      "# User\nDraw."
+    ]
+    const positions = order.map((part) => prompt.indexOf(part))
+    assert.isFalse(positions.includes(-1), prompt)
+    assert.deepStrictEqual(
+      [...positions].sort((a, b) => a - b),
+      positions
+    )
+  })
+
+  it("gives each tool its exact spec and call commands, timeout and annotations, but no argument schema", () => {
+    assert.include(prompt, `pedelec-cli --thread-id ${sessionId} tool-spec shapes.add`)
+    assert.include(prompt, `pedelec-cli --thread-id ${sessionId} tool-call shapes.add '{…json args…}'`)
+    assert.include(prompt, "shapes.add [destructive]: Adds a shape to the canvas.")
+    assert.include(prompt, "count (Counter) [read-only]: Reads the counter.")
+    assert.include(prompt, "timeout: 90 s")
+    assert.notInclude(prompt, "argsSchema")
+  })
+
+  it("mentions pedelec-deno only when it is available, and then forbids falling back", () => {
+    assert.notInclude(prompt, "pedelec-deno")
+    const withDeno = freshSessionPrompt({ sessionId, guidance: undefined, tools: [], denoAvailable: true }, "Run it.")
+    assert.include(withDeno, `pedelec-deno --thread-id ${sessionId} run`)
+    assert.include(withDeno, "never fall back to node, bun or another deno")
+    assert.notInclude(withDeno, "# Guidance from the page")
+    assert.notInclude(withDeno, "# Page tools")
+  })
+})
