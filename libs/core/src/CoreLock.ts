@@ -50,8 +50,9 @@ export class CoreLock extends Context.Service<CoreLock, { readonly pid: number }
           const result = yield* Effect.promise(() => take(paths.lockFile))
           if (result !== "taken") {
             const reason = `another Core (pid ${result.owner}) already serves ${paths.home}`
+            const message = `Another Pedelec Core (pid ${result.owner}) already serves ${paths.home}. Use that one, stop it first, or set another PEDELEC_HOME.`
             return yield* Effect.fail(
-              PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "core", { details: { reason } })
+              PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "core", { details: { reason }, message })
             )
           }
         }),

@@ -12,7 +12,6 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Runtime from "effect/Runtime"
 import { parseArgs, USAGE } from "./Args.ts"
 import { detach } from "./Detach.ts"
 import { IdleExit } from "./IdleExit.ts"
@@ -35,8 +34,13 @@ if (args.kind === "usage") {
     Effect.sync(() => process.stderr.write(`pedelec-core: ready (pid ${process.pid})\n`))
   )
   NodeRuntime.runMain(Layer.launch(ready.pipe(Layer.provideMerge(app))), {
-    // SIGTERM/SIGINT is how a Core is asked to stop: a clean stop exits 0, anything else keeps Effect's code.
-    teardown: (exit, onExit) =>
-      Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+    disableErrorReporting: true,
+    // SIGTERM/SIGINT is how a Core is asked to stop: a clean stop exits 0. A failure is one line on stderr.
+    teardown: (exit, onExit) => {
+      if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return onExit(0)
+      const error = Cause.squash(exit.cause)
+      process.stderr.write(`pedelec-core: ${error instanceof Error ? error.message : String(error)}\n`)
+      onExit(1)
+    }
   })
 }
