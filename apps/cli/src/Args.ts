@@ -4,6 +4,7 @@
  * answer at plain-node speed. It checks shapes only (flags, arity, JSON arguments); ids and names are decoded with
  * the contracts' schemas by the commands, and nothing here talks to Core.
  */
+import { BROWSERS, type Browser, isBrowser, isExtensionId } from "@pedelec/host-registration/Browsers"
 import type { JsonObject } from "effect/Schema"
 
 /** The commands that talk to Core; `Program` runs them. */
@@ -15,8 +16,24 @@ export type CoreCommand =
   | { readonly _tag: "SettingsSet"; readonly json: boolean; readonly key: string; readonly value: string }
   | { readonly _tag: "Providers"; readonly json: boolean; readonly rescan: boolean }
 
+/** Commands that change this machine and never talk to Core; `browsers` undefined means the default. */
+export type LocalCommand =
+  | {
+      readonly _tag: "InstallNativeHost"
+      readonly json: boolean
+      readonly browsers: ReadonlyArray<Browser> | undefined
+      readonly extensionIds: ReadonlyArray<string>
+    }
+  | {
+      readonly _tag: "UninstallNativeHost"
+      readonly json: boolean
+      readonly browsers: ReadonlyArray<Browser> | undefined
+    }
+
+export type Command = CoreCommand | LocalCommand
+
 export type Parsed =
-  | CoreCommand
+  | Command
   | { readonly _tag: "Help" }
   | { readonly _tag: "Version" }
   /** `json`: answer with the JSON line (agent commands, `--json`) rather than text on stderr. */
@@ -40,6 +57,10 @@ User commands (for machines without the desktop app; text output, or the JSON li
                                            ollama.timeoutMs, ollama.defaultModel, fullAccessOrigins, ollama.apiKey
                                            (value: JSON if it parses, else text; null clears; "-" reads stdin)
   pedelec-cli providers [--rescan]
+  pedelec-cli install-native-host [--browser chrome|chromium|edge|brave|all]… [--extension-id <id>]…
+                                           register the native host for the browsers (default: those found for
+                                           this user, else all) and extension ids (default: the published one)
+  pedelec-cli uninstall-native-host [--browser …]…   remove what install-native-host wrote (default: all browsers)
 
 Exit codes: 0 ok, 1 the tool call failed, 2 usage error, 3 Pedelec cannot be used here (Core not running, unknown
 or ended session, bad capability, a sandbox that blocks local sockets); the line says which and what to do.
@@ -47,12 +68,16 @@ Also: --help, --version. PEDELEC_HOME overrides ~/.pedelec.
 `
 
 const AGENT_COMMANDS = new Set(["tool-list", "tool-spec", "tool-call"])
-const VALUE_FLAGS = new Set(["--thread-id"])
+const VALUE_FLAGS = new Set(["--thread-id", "--browser", "--extension-id"])
+const NATIVE_HOST_COMMANDS = new Set(["install-native-host", "uninstall-native-host"])
+const NATIVE_HOST_FLAGS = ["--browser", "--extension-id"]
 const BOOLEAN_FLAGS = new Set(["--json", "--rescan"])
 
 interface Scan {
   readonly positionals: Array<string>
   readonly flags: Map<string, string | true>
+  /** Every value of a value flag, in order, for the flags that may repeat. */
+  readonly values: Map<string, Array<string>>
   readonly error: string | undefined
 }
 
@@ -60,6 +85,7 @@ interface Scan {
 const scan = (argv: ReadonlyArray<string>): Scan => {
   const positionals: Array<string> = []
   const flags = new Map<string, string | true>()
+  const values = new Map<string, Array<string>>()
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === "--") {
@@ -74,15 +100,16 @@ const scan = (argv: ReadonlyArray<string>): Scan => {
     const name = eq === -1 ? arg : arg.slice(0, eq)
     if (VALUE_FLAGS.has(name)) {
       const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
-      if (value === undefined || value === "") return { positionals, flags, error: `${name} needs a value` }
+      if (value === undefined || value === "") return { positionals, flags, values, error: `${name} needs a value` }
       flags.set(name, value)
+      values.set(name, [...(values.get(name) ?? []), value])
     } else if (BOOLEAN_FLAGS.has(name) && eq === -1) {
       flags.set(name, true)
     } else {
-      return { positionals, flags, error: `Unknown flag ${arg}` }
+      return { positionals, flags, values, error: `Unknown flag ${arg}` }
     }
   }
-  return { positionals, flags, error: undefined }
+  return { positionals, flags, values, error: undefined }
 }
 
 const usage = (message: string, json = true): Parsed => ({ _tag: "UsageError", message, json })
@@ -132,6 +159,34 @@ const userCommand = (command: string, rest: ReadonlyArray<string>, scanned: Scan
   return usage("Use `pedelec-cli settings get` or `pedelec-cli settings set <key> <value>`", json)
 }
 
+const browsersOf = (names: ReadonlyArray<string>): ReadonlyArray<Browser> | string | undefined => {
+  if (names.length === 0) return undefined
+  const chosen = new Set<Browser>()
+  for (const name of names.flatMap((value) => value.split(","))) {
+    if (name === "all") for (const browser of BROWSERS) chosen.add(browser)
+    else if (isBrowser(name)) chosen.add(name)
+    else return `Unknown browser ${JSON.stringify(name)}: use chrome, chromium, edge, brave or all`
+  }
+  return BROWSERS.filter((browser) => chosen.has(browser))
+}
+
+const nativeHostCommand = (command: string, rest: ReadonlyArray<string>, scanned: Scan): Parsed => {
+  const json = scanned.flags.has("--json")
+  if (rest[0] !== undefined) return usage(`Unexpected argument ${JSON.stringify(rest[0])} after ${command}`, json)
+  for (const flag of ["--thread-id", "--rescan"])
+    if (scanned.flags.has(flag)) return usage(`${flag} does not belong to ${command}`, json)
+  const browsers = browsersOf(scanned.values.get("--browser") ?? [])
+  if (typeof browsers === "string") return usage(browsers, json)
+  if (command === "uninstall-native-host") {
+    if (scanned.flags.has("--extension-id")) return usage("--extension-id belongs to install-native-host", json)
+    return { _tag: "UninstallNativeHost", json, browsers }
+  }
+  const extensionIds = [...new Set(scanned.values.get("--extension-id") ?? [])]
+  const bad = extensionIds.find((id) => !isExtensionId(id))
+  if (bad !== undefined) return usage(`${JSON.stringify(bad)} is not an extension id (32 letters a-p)`, json)
+  return { _tag: "InstallNativeHost", json, browsers, extensionIds }
+}
+
 export const parseArgs = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>): Parsed => {
   const end = argv.indexOf("--")
   const options = end === -1 ? argv : argv.slice(0, end)
@@ -142,6 +197,9 @@ export const parseArgs = (argv: ReadonlyArray<string>, env: Readonly<Record<stri
   const json = command === undefined || AGENT_COMMANDS.has(command) || scanned.flags.has("--json")
   if (scanned.error !== undefined) return usage(scanned.error, json)
   if (command === undefined) return usage("No command given")
+  if (NATIVE_HOST_COMMANDS.has(command)) return nativeHostCommand(command, rest, scanned)
+  const misplaced = NATIVE_HOST_FLAGS.find((flag) => scanned.flags.has(flag))
+  if (misplaced !== undefined) return usage(`${misplaced} belongs to install-native-host`, json)
   if (command === "settings" || command === "providers") return userCommand(command, rest, scanned)
   if (!AGENT_COMMANDS.has(command)) return usage(`Unknown command ${JSON.stringify(command)}`)
   // `--json` is what agent commands always do, so it is accepted and changes nothing.

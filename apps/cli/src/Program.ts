@@ -1,6 +1,7 @@
 /**
- * Program — the commands that talk to Core, loaded lazily by main: gives each command the Core link it needs (the
- * agent role for tool-*, the host role for settings and providers), turns every failure into its line (Output)
+ * Program — the commands that do work, loaded lazily by main: gives each command the Core link it needs (the agent
+ * role for tool-*, the host role for settings and providers; none for the native-host registration commands), turns
+ * every failure into its line (Output)
  * and runs it with NodeRuntime. SIGINT/SIGTERM (an agent's shell timeout) interrupts the call, which Core sees and
  * answers by cancelling the page's handler.
  */
@@ -8,8 +9,9 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { CoreCommand } from "./Args.ts"
+import type { Command } from "./Args.ts"
 import type { CliFailure } from "./CliFailure.ts"
+import { installNativeHost, uninstallNativeHost } from "./commands/nativeHost.ts"
 import { providers } from "./commands/providers.ts"
 import { settingsGet, settingsSet } from "./commands/settings.ts"
 import { toolCall } from "./commands/toolCall.ts"
@@ -18,7 +20,7 @@ import { toolSpec } from "./commands/toolSpec.ts"
 import { EXIT, emit, failed, type Outcome, toolError } from "./Output.ts"
 import { AgentCore, HostCore } from "./ToCore.ts"
 
-const dispatch = (command: CoreCommand, version: string): Effect.Effect<Outcome, CliFailure> => {
+const dispatch = (command: Command, version: string): Effect.Effect<Outcome, CliFailure> => {
   const agent = (threadId: string) =>
     AgentCore.layer({ threadId, capability: process.env.PEDELEC_SESSION_CAP, version })
   const host = HostCore.layer({ version })
@@ -35,10 +37,14 @@ const dispatch = (command: CoreCommand, version: string): Effect.Effect<Outcome,
       return settingsSet(command.key, command.value, command.json).pipe(Effect.provide(host))
     case "Providers":
       return providers(command.rescan, command.json).pipe(Effect.provide(host))
+    case "InstallNativeHost":
+      return installNativeHost(command)
+    case "UninstallNativeHost":
+      return uninstallNativeHost(command)
   }
 }
 
-const isJson = (command: CoreCommand): boolean => !("json" in command) || command.json
+const isJson = (command: Command): boolean => !("json" in command) || command.json
 
 /** A bug, not a refusal: the line says so without a stack trace; PEDELEC_DEBUG=1 puts the cause on stderr. */
 const internal = (cause: Cause.Cause<unknown>, json: boolean): Outcome => {
@@ -50,7 +56,7 @@ const internal = (cause: Cause.Cause<unknown>, json: boolean): Outcome => {
   return process.env.PEDELEC_DEBUG === "1" ? { ...outcome, stderr: `${Cause.pretty(cause)}\n` } : outcome
 }
 
-const cancelled = (command: CoreCommand) =>
+const cancelled = (command: Command) =>
   command._tag === "ToolCall"
     ? Effect.promise(() =>
         emit(
@@ -65,7 +71,7 @@ const cancelled = (command: CoreCommand) =>
       )
     : Effect.void
 
-export const program = (command: CoreCommand, version: string) =>
+export const program = (command: Command, version: string) =>
   dispatch(command, version).pipe(
     Effect.catch((failure) => Effect.succeed(failed(failure.error, { exit: failure.exit, json: isJson(command) }))),
     Effect.catchCause((cause) => Effect.succeed(internal(cause, isJson(command)))),
@@ -73,7 +79,7 @@ export const program = (command: CoreCommand, version: string) =>
     Effect.onInterrupt(() => cancelled(command))
   )
 
-export const run = (command: CoreCommand, version: string): void =>
+export const run = (command: Command, version: string): void =>
   NodeRuntime.runMain(program(command, version), {
     disableErrorReporting: true,
     teardown: (exit, onExit) =>
