@@ -59,7 +59,15 @@ export const ERROR_CATALOG = {
     "core",
     "cli"
   ),
-  INVALID_INPUT: spec("Invalid input: {reason}. Fix the call's arguments.", false, "sdk", "extension", "core", "cli"),
+  INVALID_INPUT: spec(
+    "Invalid input: {reason}. Fix the call's arguments.",
+    false,
+    "sdk",
+    "extension",
+    "native-host",
+    "core",
+    "cli"
+  ),
   APPROVAL_REQUIRED: spec(
     "This site is not approved to use Pedelec. Call createSession() to ask the user for approval.",
     false,

@@ -126,6 +126,7 @@ const NAMED = {
   // link/HostLink.ts
   "HostLink.ExtensionMethod": HostLink.ExtensionMethod,
   "HostLink.HostRequest": HostLink.HostRequest,
+  "HostLink.HostSubscribeParams": HostLink.HostSubscribeParams,
   "HostLink.HostResponse": HostLink.HostResponse,
   "HostLink.HostEvent": HostLink.HostEvent,
   "HostLink.HostSubscriptionEnded": HostLink.HostSubscriptionEnded,

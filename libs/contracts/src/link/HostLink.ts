@@ -8,7 +8,7 @@ import { SessionEvent } from "../Events.ts"
 import { Origin, RequestId, SessionId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
 import { SessionInfo } from "../Session.ts"
-import { PageMethod, PageResponse } from "./PageLink.ts"
+import { PageMethod, PageMethods, PageResponse } from "./PageLink.ts"
 
 export const NATIVE_HOST_NAME = "com.pedelec.host"
 
@@ -42,6 +42,16 @@ export const HostRequest = Schema.Struct({
   params: Schema.Unknown
 })
 export type HostRequest = typeof HostRequest.Type
+
+/**
+ * `subscribe` params on this link: the page's, plus `claimTools`, which only the extension knows (whether this tab
+ * handles the session's tool calls). The other page methods keep their page-link params here.
+ */
+export const HostSubscribeParams = Schema.Struct({
+  ...PageMethods.subscribe.params.fields,
+  claimTools: Schema.Boolean
+})
+export type HostSubscribeParams = typeof HostSubscribeParams.Type
 
 /** Responses have the page link's shape: the extension passes them on after checking them. */
 export const HostResponse = PageResponse

@@ -1,0 +1,21 @@
+// Bundles the native host into one ESM file, so Chrome starts it without resolving a workspace at run time.
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+import { build } from "esbuild"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+
+await build({
+  entryPoints: [path.join(root, "src/main.ts")],
+  outfile: path.join(root, "dist/pedelec-native-host.mjs"),
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  sourcemap: true,
+  // Bundled CommonJS dependencies call require(); ESM output has none unless it is made.
+  banner: {
+    js: "import { createRequire as __pedelecRequire } from 'node:module'; const require = __pedelecRequire(import.meta.url);"
+  },
+  logLevel: "warning"
+})

@@ -1,0 +1,183 @@
+/**
+ * Framing — Chrome native messaging's wire format, pure: a 4-byte native-endian length before UTF-8 JSON; a decoder
+ * that turns stdin chunks of any size into whole frames and skips (never buffers) an oversized one; and the split of
+ * a large outbound message into ChunkFrames of at most 1 MiB each. No I/O and no Effect: NativeMessaging owns
+ * stdin/stdout, Relay decides what a refused message is answered with.
+ */
+import os from "node:os"
+import { HOST_LIMITS } from "@pedelec/contracts/link/HostLink"
+
+const HEADER_BYTES = 4
+// Chrome uses the machine's byte order; every platform it runs on is little-endian, but the spec says native.
+const LITTLE_ENDIAN = os.endianness() === "LE"
+
+export type FramingLimits = Pick<typeof HOST_LIMITS, "maxFrameToHost" | "maxFrameToBrowser" | "maxLogicalMessage">
+
+export const encodeFrame = (json: string): Buffer => {
+  const body = Buffer.from(json, "utf8")
+  const frame = Buffer.allocUnsafe(HEADER_BYTES + body.length)
+  if (LITTLE_ENDIAN) frame.writeUInt32LE(body.length, 0)
+  else frame.writeUInt32BE(body.length, 0)
+  body.copy(frame, HEADER_BYTES)
+  return frame
+}
+
+const readLength = (header: Buffer) => (LITTLE_ENDIAN ? header.readUInt32LE(0) : header.readUInt32BE(0))
+
+/** What the decoder hands on: a whole frame's text, or the fact that a frame was too large (and its first bytes). */
+export type Inbound =
+  | { readonly _tag: "Frame"; readonly text: string }
+  | { readonly _tag: "TooLarge"; readonly bytes: number; readonly head: string }
+
+/** Bytes of an oversized frame kept, enough to read the request id a well-behaved extension puts first. */
+const HEAD_BYTES = 4096
+
+/** Stateful, one per input stream: `push` every chunk in order and get the frames it completed. */
+export class FrameDecoder {
+  private readonly header = Buffer.alloc(HEADER_BYTES)
+  private headerFill = 0
+  /** Body length of the frame being read, or undefined while reading a header. */
+  private length: number | undefined
+  private received = 0
+  private parts: Array<Buffer> = []
+  private oversized = false
+  private reported = false
+
+  private readonly maxFrame: number
+
+  constructor(maxFrame: number = HOST_LIMITS.maxFrameToHost) {
+    this.maxFrame = maxFrame
+  }
+
+  push(chunk: Uint8Array): Array<Inbound> {
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    const out: Array<Inbound> = []
+    let offset = 0
+    while (offset < bytes.length) {
+      if (this.length === undefined) {
+        const take = Math.min(HEADER_BYTES - this.headerFill, bytes.length - offset)
+        bytes.copy(this.header, this.headerFill, offset, offset + take)
+        this.headerFill += take
+        offset += take
+        if (this.headerFill === HEADER_BYTES) this.startBody(out)
+        continue
+      }
+      const take = Math.min(this.length - this.received, bytes.length - offset)
+      this.keep(bytes.subarray(offset, offset + take))
+      this.received += take
+      offset += take
+      this.finishIfDone(out)
+    }
+    return out
+  }
+
+  /** True when no frame is half-read: stdin ending now loses nothing. */
+  get idle(): boolean {
+    return this.length === undefined && this.headerFill === 0
+  }
+
+  private startBody(out: Array<Inbound>) {
+    this.headerFill = 0
+    this.length = readLength(this.header)
+    this.received = 0
+    this.parts = []
+    this.oversized = this.length > this.maxFrame
+    this.reported = false
+    this.finishIfDone(out)
+  }
+
+  private keep(piece: Buffer) {
+    if (!this.oversized) return void this.parts.push(piece)
+    const kept = this.parts.reduce((sum, part) => sum + part.length, 0)
+    // Copied: a slice would pin the whole (possibly large) stdin chunk until the frame ends.
+    if (kept < HEAD_BYTES) this.parts.push(Buffer.from(piece.subarray(0, HEAD_BYTES - kept)))
+  }
+
+  private finishIfDone(out: Array<Inbound>) {
+    const length = this.length!
+    if (this.oversized && !this.reported) {
+      const kept = this.parts.reduce((sum, part) => sum + part.length, 0)
+      // Reported as soon as the head is in, so the answer does not wait for 64 MiB to stream past.
+      if (kept >= HEAD_BYTES || this.received === length) {
+        out.push({ _tag: "TooLarge", bytes: length, head: Buffer.concat(this.parts).toString("utf8") })
+        this.reported = true
+        this.parts = []
+      }
+    }
+    if (this.received < length) return
+    if (!this.oversized) out.push({ _tag: "Frame", text: Buffer.concat(this.parts).toString("utf8") })
+    this.length = undefined
+    this.parts = []
+  }
+}
+
+const ID_PATTERN = /"id"\s*:\s*"([A-Za-z0-9_-]{1,64})"/
+
+/** The request id of a frame that cannot be decoded (too large, malformed), when one can be read. */
+export const peekRequestId = (text: string): string | undefined => ID_PATTERN.exec(text)?.[1]
+
+/** How a logical outbound message goes on the wire: its frames, or refused for its size. */
+export type Outbound =
+  | { readonly _tag: "Frames"; readonly frames: ReadonlyArray<Buffer> }
+  | { readonly _tag: "TooLarge"; readonly bytes: number; readonly limit: number }
+
+const MAX_CHUNKS = 64
+
+/** Encoded bytes one UTF-16 unit (or a surrogate pair) of JSON text costs inside a JSON string literal. */
+const escapedCost = (text: string, index: number): { readonly units: number; readonly bytes: number } => {
+  const code = text.charCodeAt(index)
+  if (code === 0x22 || code === 0x5c) return { units: 1, bytes: 2 }
+  if (code < 0x20) return { units: 1, bytes: 6 }
+  if (code < 0x80) return { units: 1, bytes: 1 }
+  if (code < 0x800) return { units: 1, bytes: 2 }
+  if (code >= 0xd800 && code <= 0xdbff) {
+    const next = text.charCodeAt(index + 1)
+    // A pair is never cut, so each slice stays well-formed UTF-16.
+    if (next >= 0xdc00 && next <= 0xdfff) return { units: 2, bytes: 4 }
+    return { units: 1, bytes: 6 }
+  }
+  if (code >= 0xdc00 && code <= 0xdfff) return { units: 1, bytes: 6 }
+  return { units: 1, bytes: 3 }
+}
+
+/** Cuts `json` into slices whose escaped size fits `budget` bytes each. */
+const slices = (json: string, budget: number): Array<string> => {
+  const out: Array<string> = []
+  let start = 0
+  let used = 0
+  let index = 0
+  while (index < json.length) {
+    const { units, bytes } = escapedCost(json, index)
+    if (used > 0 && used + bytes > budget) {
+      out.push(json.slice(start, index))
+      start = index
+      used = 0
+    }
+    used += bytes
+    index += units
+  }
+  out.push(json.slice(start))
+  return out
+}
+
+/**
+ * Frames for one logical message: one frame when its JSON fits, else ChunkFrames (each frame's final JSON within
+ * `maxFrameToBrowser`) whose `data` concatenate to the JSON; refused above `maxLogicalMessage` or 64 chunks.
+ */
+export const frameMessage = (json: string, messageId: string, limits: FramingLimits = HOST_LIMITS): Outbound => {
+  const bytes = Buffer.byteLength(json, "utf8")
+  if (bytes <= limits.maxFrameToBrowser) return { _tag: "Frames", frames: [encodeFrame(json)] }
+  if (bytes > limits.maxLogicalMessage) return { _tag: "TooLarge", bytes, limit: limits.maxLogicalMessage }
+  const envelope = (index: number, count: number, data: string) =>
+    JSON.stringify({ kind: "chunk", messageId, index, count, data })
+  // The envelope at its widest (two-digit index and count), so the budget holds for every chunk.
+  const budget = limits.maxFrameToBrowser - Buffer.byteLength(envelope(MAX_CHUNKS, MAX_CHUNKS, ""))
+  const pieces = slices(json, budget)
+  if (pieces.length > MAX_CHUNKS) return { _tag: "TooLarge", bytes, limit: limits.maxLogicalMessage }
+  const frames = pieces.map((data, index) => {
+    const frame = envelope(index, pieces.length, data)
+    if (Buffer.byteLength(frame) > limits.maxFrameToBrowser) throw new Error(`chunk ${index} exceeds the frame limit`)
+    return encodeFrame(frame)
+  })
+  return { _tag: "Frames", frames }
+}
