@@ -121,8 +121,8 @@ describe("tools through a real Core, scripted agent and pedelec-cli", () => {
       const completed = yield* runTurnAnswering(client, events, sessionId, text, () => ({ ok: true, result: "ok" }))
       const elapsed = Date.now() - started
       assert.strictEqual(completed.reason, "completed")
-      // Generous on a shared machine: a backtracking engine would take far longer than this (hours, not seconds).
-      assert.isBelow(elapsed, 5_000)
+      // Generous for a loaded 2-core CI machine: a backtracking engine would take hours, not seconds.
+      assert.isBelow(elapsed, 20_000)
       const [refused, accepted] = cliLinesOf(events, completed.turnId, "match")
       assert.strictEqual(refused?.exit, 1)
       assert.strictEqual(refused?.output.error?.code, "TOOL_ARGS_INVALID")
@@ -184,7 +184,7 @@ describe("tools through a real Core, scripted agent and pedelec-cli", () => {
       const text = script("call wait {}", 'call add {"a":2,"b":3}', "say done")
       const { turnId } = yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text })
       const first = yield* events.next(isType("tool_call"))
-      assert.strictEqual(first.tool, "wait")
+      assert.strictEqual(first.tool, "wait", `the agent saw: ${chatOf(events, turnId).join(" | ")}`)
       const isCli = (argv: ReadonlyArray<string>) => argv.includes("tool-call") && argv.includes("wait")
       const [cli] = yield* Effect.promise(() =>
         waitUntil(
