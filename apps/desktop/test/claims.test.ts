@@ -5,32 +5,21 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
 import {
   chatOf,
   cliLineOf,
   collectEvents,
   completionOf,
+  coreForFile,
   hostClient,
   isType,
   ORIGIN,
   openSession,
-  type RunningCore,
-  removeHome,
   script,
-  startCore,
-  stopCore,
   type ToolCall
 } from "./harness.ts"
 
-let core: RunningCore
-beforeAll(async () => {
-  core = await startCore()
-})
-afterAll(async () => {
-  await stopCore(core)
-  await removeHome(core.home)
-})
+const core = coreForFile()
 
 const lookup = {
   name: "lookup",

@@ -1,27 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
-import {
-  collectEvents,
-  hostClient,
-  isType,
-  ORIGIN,
-  type RunningCore,
-  removeHome,
-  script,
-  startCore,
-  stopCore
-} from "./harness.ts"
+import { collectEvents, coreForFile, hostClient, isType, ORIGIN, script } from "./harness.ts"
 
-let core: RunningCore
-beforeAll(async () => {
-  core = await startCore()
-})
-afterAll(async () => {
-  await stopCore(core)
-  await removeHome(core.home)
-})
+const core = coreForFile()
 
 const tools = [
   {

@@ -22,6 +22,7 @@ import * as Queue from "effect/Queue"
 import { RpcClient, RpcMiddleware, RpcSerialization } from "effect/rpc"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { afterAll, beforeAll } from "vitest"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const coreBin = path.resolve(here, "../bin/pedelec-core")
@@ -78,6 +79,38 @@ export const startCore = async (options: { home?: string; env?: Record<string, s
   }
   child.kill("SIGKILL")
   throw new Error(`pedelec-core did not start:\n${stderr}`)
+}
+
+/** One Core for a whole test file: started before its tests, stopped (and its home removed) after them. */
+export const coreForFile = (options: { env?: Record<string, string> } = {}): RunningCore => {
+  let started: RunningCore | undefined
+  beforeAll(async () => {
+    started = await startCore(options)
+  })
+  afterAll(async () => {
+    if (started === undefined) return
+    await stopCore(started)
+    await removeHome(started.home)
+  })
+  const current = () => {
+    if (started === undefined) throw new Error("the file's Core has not started")
+    return started
+  }
+  return {
+    get home() {
+      return current().home
+    },
+    get child() {
+      return current().child
+    },
+    get info() {
+      return current().info
+    },
+    get pidFile() {
+      return current().pidFile
+    },
+    stderr: () => current().stderr()
+  }
 }
 
 /** SIGTERM and wait for the exit (a clean stop ends sessions and removes the socket). */

@@ -5,10 +5,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
 import {
   chatOf,
   completionOf,
+  coreForFile,
   grandchildPid,
   hostClient,
   isGone,
@@ -16,27 +16,16 @@ import {
   isType,
   ORIGIN,
   openSession,
-  type RunningCore,
-  removeHome,
   runTurnAnswering,
   script,
   sessionProcesses,
-  startCore,
-  stopCore,
   waitUntil
 } from "./harness.ts"
 
 /** Scaled down from the default 10 minutes so a stall shows within the test. */
 const STALL_MS = 1_500
 
-let core: RunningCore
-beforeAll(async () => {
-  core = await startCore({ env: { PEDELEC_STALL_TIMEOUT_MS: String(STALL_MS) } })
-})
-afterAll(async () => {
-  await stopCore(core)
-  await removeHome(core.home)
-})
+const core = coreForFile({ env: { PEDELEC_STALL_TIMEOUT_MS: String(STALL_MS) } })
 
 const tools: ToolsManifest = [
   { name: "wait", description: "Waits for the page.", argsSchema: { type: "object", properties: {} } }

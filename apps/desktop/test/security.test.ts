@@ -8,9 +8,9 @@ import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { afterAll, beforeAll } from "vitest"
 import {
   agentClient,
+  coreForFile,
   environOf,
   failureCode,
   type HostClient,
@@ -19,24 +19,13 @@ import {
   ORIGIN,
   OTHER_ORIGIN,
   openSession,
-  type RunningCore,
-  removeHome,
   runCli,
   script,
   sessionProcesses,
-  startCore,
-  stopCore,
   waitUntil
 } from "./harness.ts"
 
-let core: RunningCore
-beforeAll(async () => {
-  core = await startCore()
-})
-afterAll(async () => {
-  await stopCore(core)
-  await removeHome(core.home)
-})
+const core = coreForFile()
 
 const tools: ToolsManifest = [
   { name: "wait", description: "Waits for the page.", argsSchema: { type: "object", properties: {} } }

@@ -3,10 +3,10 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
 import {
   cliLinesOf,
   collectEvents,
+  coreForFile,
   exists,
   failureCode,
   type HostClient,
@@ -15,25 +15,14 @@ import {
   isType,
   ORIGIN,
   openSession,
-  type RunningCore,
-  removeHome,
   runTurnAnswering,
-  script,
-  startCore,
-  stopCore
+  script
 } from "./harness.ts"
 
 /** Scaled down from SPEC's 10 s so a lease runs out within the test. */
 const LEASE_MS = 2_000
 
-let core: RunningCore
-beforeAll(async () => {
-  core = await startCore({ env: { PEDELEC_LEASE_MS: String(LEASE_MS) } })
-})
-afterAll(async () => {
-  await stopCore(core)
-  await removeHome(core.home)
-})
+const core = coreForFile({ env: { PEDELEC_LEASE_MS: String(LEASE_MS) } })
 
 const tools: ToolsManifest = [
   {

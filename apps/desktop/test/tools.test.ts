@@ -5,36 +5,25 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
 import {
   chatOf,
   cliLineOf,
   cliLinesOf,
   completionOf,
+  coreForFile,
   failureCode,
   hostClient,
   isType,
   ORIGIN,
   openSession,
-  type RunningCore,
-  removeHome,
   runTurnAnswering,
   script,
   sessionProcesses,
-  startCore,
-  stopCore,
   type ToolCall,
   waitUntil
 } from "./harness.ts"
 
-let core: RunningCore
-beforeAll(async () => {
-  core = await startCore()
-})
-afterAll(async () => {
-  await stopCore(core)
-  await removeHome(core.home)
-})
+const core = coreForFile()
 
 const EMPTY = { type: "object", properties: {} } as const
 

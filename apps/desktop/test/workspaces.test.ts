@@ -7,30 +7,20 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
 import {
+  coreForFile,
   exists,
   failureOf,
   hostClient,
   ORIGIN,
   openSession,
-  type RunningCore,
   removeHome,
   runTurnAnswering,
   script,
-  startCore,
-  stopCore,
   tempDir
 } from "./harness.ts"
 
-let core: RunningCore
-beforeAll(async () => {
-  core = await startCore()
-})
-afterAll(async () => {
-  await stopCore(core)
-  await removeHome(core.home)
-})
+const core = coreForFile()
 
 const tools: ToolsManifest = [
   {
