@@ -1,36 +1,25 @@
 /**
- * Program — the commands that do work, loaded lazily by main: gives each command the Core link it needs (the agent
- * role for tool-*, the host role for settings and providers; none for the native-host registration commands), turns
- * every failure into its line (Output)
- * and runs it with NodeRuntime. SIGINT/SIGTERM (an agent's shell timeout) interrupts the call, which Core sees and
- * answers by cancelling the page's handler.
+ * Program — the user commands, loaded lazily by main: gives settings and providers the host-role Core link (none
+ * for the native-host registration commands), turns every failure into its line (Output) and runs it with
+ * NodeRuntime. The agent commands (tool-*) never come here: `Agent` runs them without effect.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { Command } from "./Args.ts"
+import type { Command as AnyCommand } from "./Args.ts"
 import type { CliFailure } from "./CliFailure.ts"
 import { installNativeHost, uninstallNativeHost } from "./commands/nativeHost.ts"
 import { providers } from "./commands/providers.ts"
 import { settingsGet, settingsSet } from "./commands/settings.ts"
-import { toolCall } from "./commands/toolCall.ts"
-import { toolList } from "./commands/toolList.ts"
-import { toolSpec } from "./commands/toolSpec.ts"
 import { EXIT, emit, failed, type Outcome, toolError } from "./Output.ts"
-import { AgentCore, HostCore } from "./ToCore.ts"
+import { HostCore } from "./ToCore.ts"
+
+type Command = Exclude<AnyCommand, { readonly threadId: string }>
 
 const dispatch = (command: Command, version: string): Effect.Effect<Outcome, CliFailure> => {
-  const agent = (threadId: string) =>
-    AgentCore.layer({ threadId, capability: process.env.PEDELEC_SESSION_CAP, version })
   const host = HostCore.layer({ version })
   switch (command._tag) {
-    case "ToolList":
-      return toolList().pipe(Effect.provide(agent(command.threadId)))
-    case "ToolSpec":
-      return toolSpec(command.name).pipe(Effect.provide(agent(command.threadId)))
-    case "ToolCall":
-      return toolCall(command.name, command.args).pipe(Effect.provide(agent(command.threadId)))
     case "SettingsGet":
       return settingsGet(command.json).pipe(Effect.provide(host))
     case "SettingsSet":
@@ -56,27 +45,11 @@ const internal = (cause: Cause.Cause<unknown>, json: boolean): Outcome => {
   return process.env.PEDELEC_DEBUG === "1" ? { ...outcome, stderr: `${Cause.pretty(cause)}\n` } : outcome
 }
 
-const cancelled = (command: Command) =>
-  command._tag === "ToolCall"
-    ? Effect.promise(() =>
-        emit(
-          failed(
-            toolError(
-              "TOOL_CANCELLED",
-              `pedelec-cli was stopped before ${command.name} answered; the call was cancelled.`
-            ),
-            { json: true }
-          )
-        )
-      )
-    : Effect.void
-
 export const program = (command: Command, version: string) =>
   dispatch(command, version).pipe(
     Effect.catch((failure) => Effect.succeed(failed(failure.error, { exit: failure.exit, json: isJson(command) }))),
     Effect.catchCause((cause) => Effect.succeed(internal(cause, isJson(command)))),
-    Effect.flatMap((outcome) => Effect.promise(() => emit(outcome))),
-    Effect.onInterrupt(() => cancelled(command))
+    Effect.flatMap((outcome) => Effect.promise(() => emit(outcome)))
   )
 
 export const run = (command: Command, version: string): void =>

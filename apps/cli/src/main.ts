@@ -1,7 +1,8 @@
 /**
- * pedelec-cli entry: composition only. Parses argv (Args), answers help, version and usage errors on the spot, and
- * loads `Program` (a separate chunk holding effect and the effect/rpc client) only for commands that talk to Core:
- * the CLI is on the agent's hot path, and nothing runs at import.
+ * pedelec-cli entry: composition only. Parses argv (Args), answers help, version and usage errors on the spot, runs
+ * the agent commands with the effect-free `Agent` (the CLI is on the agent's hot path), and loads `Program` (a
+ * separate chunk holding effect and the effect/rpc client) only for the host and native-host commands. Nothing
+ * runs at import.
  */
 import packageJson from "../package.json" with { type: "json" }
 import { HELP, parseArgs } from "./Args.ts"
@@ -18,6 +19,11 @@ switch (parsed._tag) {
     break
   case "UsageError":
     void emit(usageError(parsed.message, parsed.json))
+    break
+  case "ToolList":
+  case "ToolSpec":
+  case "ToolCall":
+    void import("./Agent.ts").then((agent) => agent.run(parsed, packageJson.version))
     break
   default:
     void import("./Program.ts").then((program) => program.run(parsed, packageJson.version))
