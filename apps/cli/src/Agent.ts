@@ -6,6 +6,7 @@
  */
 
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
+import { WIRE_PATTERNS } from "@pedelec/contracts/Wire"
 import type { Json } from "effect/Schema"
 import { type Answer, connect, decodeToolError, type Wire } from "./AgentWire.ts"
 import type { Command } from "./Args.ts"
@@ -28,11 +29,11 @@ import {
 
 export type AgentCommand = Extract<Command, { readonly threadId: string }>
 
-/** The contracts' SessionId, SessionCapability and ToolName patterns, restated so no Schema loads (unit-tested). */
+/** The contracts' own patterns, from their effect-free module. */
 export const PATTERNS = {
-  sessionId: /^[A-Za-z0-9_-]{22,64}$/,
-  capability: /^[A-Za-z0-9_-]{43,128}$/,
-  toolName: /^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/
+  sessionId: WIRE_PATTERNS.sessionId,
+  capability: WIRE_PATTERNS.secret,
+  toolName: WIRE_PATTERNS.toolName
 } as const
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)

@@ -5,29 +5,19 @@
  * commands' wire client (AgentWire) and the effect client of the host commands (ToCore) share the same words.
  */
 import { readFile } from "node:fs/promises"
-import os from "node:os"
-import path from "node:path"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ErrorDetails } from "@pedelec/contracts/PedelecError"
 import type { ToolError } from "@pedelec/contracts/Tool"
+import { AUTH_HEADERS, PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
+import { resolveCorePaths } from "@pedelec/core/HomeLayout"
 import { type ExitCode, exitFor, toolError } from "./Output.ts"
 
-/** The contracts' `PROTOCOL_VERSION`, restated so the agent path loads no Schema; a unit test keeps them equal. */
-export const PROTOCOL_VERSION = 1
+/** From the effect-free modules of contracts and core: the agent path loads no Schema and restates nothing. */
+export { PROTOCOL_VERSION }
+export const SESSION_CAP_HEADER = AUTH_HEADERS.sessionCap
 
-/** The contracts' `AUTH_HEADERS.sessionCap`, restated so the agent path loads no effect/rpc (unit-tested). */
-export const SESSION_CAP_HEADER = "x-pedelec-session-cap"
-
-/** CorePaths' `runtimeFile`, restated without its effect Layer (unit-tested against `resolveCorePaths`). */
-export const runtimeFile = (
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  platform: NodeJS.Platform = process.platform,
-  homedir: string = os.homedir()
-): string => {
-  const paths = platform === "win32" ? path.win32 : path.posix
-  const configured = env.PEDELEC_HOME && env.PEDELEC_HOME.length > 0 ? env.PEDELEC_HOME : undefined
-  return paths.join(paths.resolve(configured ?? paths.join(homedir, ".pedelec")), "run", "core.json")
-}
+/** Where the running Core announces itself, for this process's PEDELEC_HOME. */
+export const runtimeFile = (): string => resolveCorePaths().runtimeFile
 
 /** How long Core may take to answer the hello before the CLI calls it unresponsive. */
 export const HELLO_TIMEOUT_MS = 10_000

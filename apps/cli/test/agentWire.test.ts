@@ -1,15 +1,11 @@
 // AgentWire's decoding of every reply shape effect/rpc's NDJSON protocol can send (as logged against pedelec-core),
 // and the constants Agent and Reach restate from the contracts so the agent path loads no effect.
-import { SessionCapability, SessionId } from "@pedelec/contracts/Ids"
-import { AUTH_HEADERS } from "@pedelec/contracts/node/CoreLink"
-import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
-import { ToolName } from "@pedelec/contracts/Tool"
-import { currentEnvironment, resolveCorePaths } from "@pedelec/core/CorePaths"
-import * as Schema from "effect/Schema"
+import { readFile, stat } from "node:fs/promises"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { decodeCliOutput, PATTERNS } from "../src/Agent.ts"
+import { decodeCliOutput } from "../src/Agent.ts"
 import { decodeLine } from "../src/AgentWire.ts"
-import * as Reach from "../src/Reach.ts"
 
 const at = { socketPath: "/tmp/core.sock", pid: 1 }
 const line = (message: unknown) => JSON.stringify(message)
@@ -78,21 +74,28 @@ describe("decodeCliOutput", () => {
   })
 })
 
-describe("constants restated from the contracts", () => {
-  it("match the contracts' protocol, header, paths and id patterns", () => {
-    expect(Reach.PROTOCOL_VERSION).toBe(PROTOCOL_VERSION)
-    expect(Reach.SESSION_CAP_HEADER).toBe(AUTH_HEADERS.sessionCap)
-    for (const home of [undefined, "", "/x/home", "rel/home"]) {
-      const env = { PEDELEC_HOME: home }
-      expect(Reach.runtimeFile(env, "linux", "/home/u")).toBe(
-        resolveCorePaths({ ...currentEnvironment(), env, platform: "linux", homedir: "/home/u" }).runtimeFile
+describe("the agent path stays small", () => {
+  it("tool-list, tool-spec and tool-call load no chunk with effect in it", async () => {
+    const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../dist")
+    const importsOf = async (file: string) =>
+      [...(await readFile(file, "utf8")).matchAll(/(?:from|import)\s*\(?\s*"(\.\.?\/[^"]+\.mjs)"/g)].map((m) =>
+        path.resolve(path.dirname(file), m[1]!)
       )
+    const entry = path.join(dist, "pedelec-cli.mjs")
+    const agentChunk = (await importsOf(entry)).find((file) => path.basename(file).startsWith("Agent-"))
+    expect(agentChunk).toBeDefined()
+    // Everything the agent chunk pulls in, transitively: small, and never the Program chunk with effect/rpc.
+    const seen = new Set<string>()
+    const queue = [agentChunk!]
+    while (queue.length > 0) {
+      const file = queue.pop()!
+      if (seen.has(file)) continue
+      seen.add(file)
+      queue.push(...(await importsOf(file)))
     }
-    const samples = ["", "a", "a".repeat(22), "a".repeat(43), "a".repeat(65), "a b", "../../etc", "x.y-z_1", "1abc"]
-    const agrees = (pattern: RegExp, schema: Schema.Decoder<unknown>) =>
-      samples.every((s) => pattern.test(s) === Schema.is(schema)(s))
-    expect(agrees(PATTERNS.sessionId, SessionId)).toBe(true)
-    expect(agrees(PATTERNS.capability, SessionCapability)).toBe(true)
-    expect(agrees(PATTERNS.toolName, ToolName)).toBe(true)
+    const names = [...seen].map((file) => path.basename(file))
+    expect(names.some((name) => name.startsWith("Program-"))).toBe(false)
+    const bytes = await Promise.all([...seen].map(async (file) => (await stat(file)).size))
+    expect(bytes.reduce((a, b) => a + b, 0)).toBeLessThan(64 * 1024)
   })
 })

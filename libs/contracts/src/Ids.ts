@@ -4,12 +4,13 @@
  * Minting lives with the owner: Core mints session, turn and tool-call ids and secrets; the SDK mints request ids.
  */
 import * as Schema from "effect/Schema"
+import { WIRE_PATTERNS } from "./Wire.ts"
 
 const urlSafe = (min: number, max: number) =>
   Schema.String.check(Schema.isPattern(new RegExp(`^[A-Za-z0-9_-]{${min},${max}}$`)))
 
 /** `pedelec_thread_id` as the agent sees it: at least 128 random bits, base64url. */
-export const SessionId = urlSafe(22, 64).pipe(Schema.brand("SessionId"))
+export const SessionId = Schema.String.check(Schema.isPattern(WIRE_PATTERNS.sessionId)).pipe(Schema.brand("SessionId"))
 export type SessionId = typeof SessionId.Type
 
 /** Minted by Core when it accepts a turn, so every tab observing a session sees the same id. */
@@ -25,11 +26,15 @@ export const RequestId = urlSafe(1, 64).pipe(Schema.brand("RequestId"))
 export type RequestId = typeof RequestId.Type
 
 /** A session's capability: what an agent proves to Core (`PEDELEC_SESSION_CAP`). 256 random bits. */
-export const SessionCapability = urlSafe(43, 128).pipe(Schema.brand("SessionCapability"))
+export const SessionCapability = Schema.String.check(Schema.isPattern(WIRE_PATTERNS.secret)).pipe(
+  Schema.brand("SessionCapability")
+)
 export type SessionCapability = typeof SessionCapability.Type
 
 /** The per-launch secret in `run/core.json` that the host role proves. 256 random bits. */
-export const LaunchSecret = urlSafe(43, 128).pipe(Schema.brand("LaunchSecret"))
+export const LaunchSecret = Schema.String.check(Schema.isPattern(WIRE_PATTERNS.secret)).pipe(
+  Schema.brand("LaunchSecret")
+)
 export type LaunchSecret = typeof LaunchSecret.Type
 
 /**

@@ -4,8 +4,7 @@
  */
 import * as Schema from "effect/Schema"
 
-/** Bumped on any incompatible change to a message, event or method of any link. */
-export const PROTOCOL_VERSION = 1
+export { PROTOCOL_VERSION } from "./Wire.ts"
 
 export const ProtocolVersion = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 }))
 

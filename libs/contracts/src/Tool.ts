@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import { ArgsSchema } from "./ArgsSchema.ts"
 import { ErrorCode } from "./ErrorCode.ts"
 import { ErrorDetails } from "./PedelecError.ts"
+import { WIRE_PATTERNS } from "./Wire.ts"
 
 export const TOOL_LIMITS = {
   minTimeoutMs: 1_000,
@@ -25,7 +26,7 @@ export const TOOL_LIMITS = {
   inlineResultBytes: 32 * 1024
 } as const
 
-export const ToolName = Schema.String.check(Schema.isPattern(/^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/)).annotate({
+export const ToolName = Schema.String.check(Schema.isPattern(WIRE_PATTERNS.toolName)).annotate({
   description: "Starts with a letter; letters, digits, `_`, `.`, `-`; at most 64 characters."
 })
 export type ToolName = typeof ToolName.Type

@@ -16,8 +16,7 @@ import { CreateSessionInput, SessionInfo, TurnText } from "../Session.ts"
 import { PublicSettings, SecretName, Settings } from "../Settings.ts"
 import { ToolOutcome } from "../Tool.ts"
 
-/** Request headers that carry a caller's proof; never logged. */
-export const AUTH_HEADERS = { launchSecret: "x-pedelec-launch-secret", sessionCap: "x-pedelec-session-cap" } as const
+export { AUTH_HEADERS } from "../Wire.ts"
 
 /**
  * `run/core.json` (0600): how a local client finds a running Core and proves the host role. Written atomically by

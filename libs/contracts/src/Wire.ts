@@ -1,0 +1,20 @@
+/**
+ * Wire constants that need no Effect: the protocol version, the proof headers of Core IPC, and the patterns of the
+ * ids a client checks before it connects. The schemas are built from these; pedelec-cli's agent path imports them
+ * directly, so a client that must start fast loads no Schema and still restates nothing.
+ */
+
+/** Bumped on any incompatible change to a message, event or method of any link. */
+export const PROTOCOL_VERSION = 1
+
+/** Request headers that carry a caller's proof on Core IPC; never logged. */
+export const AUTH_HEADERS = { launchSecret: "x-pedelec-launch-secret", sessionCap: "x-pedelec-session-cap" } as const
+
+export const WIRE_PATTERNS = {
+  /** `pedelec_thread_id`: at least 128 random bits, base64url. */
+  sessionId: /^[A-Za-z0-9_-]{22,64}$/,
+  /** A session capability or a launch secret: 256 random bits, base64url. */
+  secret: /^[A-Za-z0-9_-]{43,128}$/,
+  toolName: /^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/,
+  errorCode: /^[A-Z][A-Z0-9_]*$/
+} as const
