@@ -10,6 +10,7 @@ import type { ErrorDetails } from "@pedelec/contracts/PedelecError"
 import type { ToolError } from "@pedelec/contracts/Tool"
 import { AUTH_HEADERS, PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
 import { resolveCorePaths } from "@pedelec/core/HomeLayout"
+import { isProcessAlive } from "@pedelec/core/ProcessAlive"
 import { type ExitCode, exitFor, toolError } from "./Output.ts"
 
 /** From the effect-free modules of contracts and core: the agent path loads no Schema and restates nothing. */
@@ -128,22 +129,12 @@ export const openFailure = (kind: "Unknown" | "Timeout", cause: unknown, at: End
         { ...details, fix: SANDBOX_FIX }
       )
     default: {
-      const stale = pidAlive(at.pid) ? "" : ` (run/core.json is stale: its process ${at.pid} has exited)`
+      const stale = isProcessAlive(at.pid) ? "" : ` (run/core.json is stale: its process ${at.pid} has exited)`
       return unavailable(
         `Pedelec is not running: nothing accepts connections at ${at.socketPath} (${errno})${stale}. ${START_CORE}`,
         { ...details, pid: at.pid }
       )
     }
-  }
-}
-
-/** `kill(pid, 0)`: EPERM means the process exists under another user. Only asked once connecting failed. */
-const pidAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return errnoOf(error) === "EPERM"
   }
 }
 

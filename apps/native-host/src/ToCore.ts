@@ -10,6 +10,7 @@ import path from "node:path"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { connectHost, type HostClient, readRuntimeInfo } from "@pedelec/core/CoreClient"
 import { CorePaths, type CorePathsShape } from "@pedelec/core/CorePaths"
+import { isProcessAlive } from "@pedelec/core/ProcessAlive"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -25,20 +26,10 @@ const POLL_MS = 50
 const unavailable = (reason: string) =>
   PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "native-host", { details: { reason } })
 
-/** `kill(pid, 0)`: ESRCH means gone; EPERM means alive but someone else's (still not ours to ignore). */
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
 /** The live Core's announcement, or undefined when there is none (missing, unreadable, or a dead pid). */
 const runningCore = (paths: CorePathsShape) =>
   readRuntimeInfo(paths.runtimeFile).pipe(
-    Effect.map((info) => (isAlive(info.pid) ? info : undefined)),
+    Effect.map((info) => (isProcessAlive(info.pid) ? info : undefined)),
     Effect.orElseSucceed(() => undefined)
   )
 

@@ -9,16 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CorePaths } from "./CorePaths.ts"
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: alive, but another user's; still a live owner.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
+import { isProcessAlive } from "./ProcessAlive.ts"
 
 /** Creates the lock file exclusively; on a stale lock, removes it and tries once more. */
 const take = async (file: string): Promise<{ readonly owner: number } | "taken"> => {
@@ -31,7 +22,7 @@ const take = async (file: string): Promise<{ readonly owner: number } | "taken">
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
       const owner = Number.parseInt(await readFile(file, "utf8").catch(() => ""), 10)
-      if (Number.isInteger(owner) && owner !== process.pid && isAlive(owner)) return { owner }
+      if (Number.isInteger(owner) && owner !== process.pid && isProcessAlive(owner)) return { owner }
       await rm(file, { force: true })
     }
   }
