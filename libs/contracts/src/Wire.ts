@@ -4,6 +4,12 @@
  * directly, so a client that must start fast loads no Schema and still restates nothing.
  */
 
+/**
+ * The id Chrome gives the Pedelec extension: derived from the public `key` in apps/extension/manifest.json (a test
+ * recomputes it), so it is the same on every machine. The SDK connects to it and the native host manifest allows it.
+ */
+export const PEDELEC_EXTENSION_ID = "ddblbapapcmhnigfndjiecoehcgdaljd"
+
 /** Bumped on any incompatible change to a message, event or method of any link. */
 export const PROTOCOL_VERSION = 1
 

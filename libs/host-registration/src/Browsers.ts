@@ -8,11 +8,7 @@ import path from "node:path"
 
 export const HOST_NAME = "com.pedelec.host"
 
-/**
- * The id of the published extension of the earlier implementation (`@kaoruisaac/pedelec`), kept so that users who
- * already have that extension installed keep working. Pass other ids (a development build) explicitly.
- */
-export const PEDELEC_EXTENSION_ID = "ogccgaminlphbkeghldidiiimajfdpag"
+export { PEDELEC_EXTENSION_ID } from "@pedelec/contracts/Wire"
 
 export const BROWSERS = ["chrome", "chromium", "edge", "brave"] as const
 export type Browser = (typeof BROWSERS)[number]

@@ -1,0 +1,185 @@
+/**
+ * Pedelec — the client a page constructs: sessions (create, resume), the questions a page asks before it has one
+ * (providers, settings, approval, availability), and the routing of each event to its session. It connects lazily,
+ * on the first call, so constructing it during a server render does nothing. The port is ExtensionLink's; each
+ * session's behaviour is PedelecSession's.
+ */
+import type { PageNotice } from "@pedelec/contracts/link/PageLink"
+import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
+import type { ProviderInfo } from "@pedelec/contracts/Provider"
+import type { SessionInfo } from "@pedelec/contracts/Session"
+import type { PublicSettings } from "@pedelec/contracts/Settings"
+import { PEDELEC_EXTENSION_ID, WIRE_PATTERNS } from "@pedelec/contracts/Wire"
+import { ExtensionLink } from "./page/ExtensionLink.ts"
+import { PedelecSession } from "./session/PedelecSession.ts"
+import { type CreateSessionOptions, prepareInput } from "./tools/Manifest.ts"
+import type { ToolDefinition, ToolHandler, ToolNameOf } from "./tools/Tool.ts"
+
+export interface PedelecOptions {
+  /** The extension to talk to; default: the published Pedelec extension. A development build passes its own. */
+  readonly extensionId?: string
+  /** How long a request may wait for its acknowledgement (never counting the approval window); default 30 s. */
+  readonly requestTimeoutMs?: number
+}
+
+export interface ApprovalStatus {
+  readonly installed: boolean
+  readonly approved: boolean
+  readonly origin: string | null
+  readonly appConnected: boolean
+}
+
+export interface PedelecAvailability {
+  readonly available: boolean
+  readonly extension: { readonly available: boolean }
+  readonly approval: { readonly approved: boolean; readonly origin: string | null }
+  readonly desktop: { readonly available: boolean }
+  readonly error?: PedelecError
+}
+
+export interface ResumeOptions {
+  /** This page handles the session's tool calls from now on (the creator's claim moves here). */
+  readonly claimTools?: boolean
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+const pageOrigin = (): string | null => (typeof location === "undefined" ? null : location.origin)
+
+export class Pedelec {
+  readonly extensionId: string
+  readonly #link: ExtensionLink
+  readonly #sessions = new Map<string, PedelecSession<string>>()
+
+  constructor(options: PedelecOptions = {}) {
+    this.extensionId = options.extensionId ?? PEDELEC_EXTENSION_ID
+    const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+    this.#link = new ExtensionLink(this.extensionId, Math.max(1, timeout), {
+      onEvent: (event) => this.#sessions.get(event.sessionId)?.receive(event),
+      onNotice: (notice) => this.#notice(notice),
+      restore: async () => {
+        await Promise.all([...this.#sessions.values()].map((session) => session.resubscribe("send")))
+      },
+      onLost: (error) => {
+        for (const session of this.#sessions.values()) session.report(error)
+      }
+    })
+  }
+
+  /** Opens the approval window for a new origin. The session's tools are handled by this page. */
+  async createSession<const Tools extends ReadonlyArray<ToolDefinition> = []>(
+    options: CreateSessionOptions<Tools> = {}
+  ): Promise<PedelecSession<ToolNameOf<Tools>>> {
+    const { input, inlineHandlers } = prepareInput(options)
+    const info = await this.#link.request("create_session", { input })
+    return this.#attach(info, true, inlineHandlers)
+  }
+
+  /** Observes a session this origin created (after a reload, from another tab, after a Core restart). */
+  async resumeSession(sessionId: string, options: ResumeOptions = {}): Promise<PedelecSession<string>> {
+    if (typeof sessionId !== "string" || !WIRE_PATTERNS.sessionId.test(sessionId)) {
+      throw PedelecError.fromCode("INVALID_INPUT", "sdk", {
+        details: { pointer: "/sessionId", reason: "a session id is 22–64 URL-safe characters" }
+      })
+    }
+    const claimTools = options.claimTools === true
+    const info = await this.#link.request("resume_session", { sessionId: sessionId as never, claimTools })
+    const held = this.#sessions.get(info.sessionId)
+    if (held !== undefined) {
+      if (claimTools) {
+        held.claim()
+        await held.resubscribe("request")
+      }
+      return held
+    }
+    return this.#attach(info, claimTools, new Map())
+  }
+
+  listProviders(): Promise<ReadonlyArray<ProviderInfo>> {
+    return this.#link.request("list_providers", {})
+  }
+
+  getSettings(): Promise<PublicSettings> {
+    return this.#link.request("get_settings", {})
+  }
+
+  /** Never opens the approval window and never wakes the desktop app for an unapproved origin. */
+  async getApprovalStatus(): Promise<ApprovalStatus> {
+    try {
+      return await this.#link.request("get_approval_status", {})
+    } catch (error) {
+      if (hasCode(error, "EXTENSION_UNAVAILABLE", "EXTENSION_DISCONNECTED")) {
+        return { installed: false, approved: false, origin: pageOrigin(), appConnected: false }
+      }
+      throw error
+    }
+  }
+
+  /** Everything a page checks before offering its agent features; failures are in `error`, never thrown. */
+  async checkAvailability(): Promise<PedelecAvailability> {
+    try {
+      const status = await this.getApprovalStatus()
+      const available = status.installed && status.approved && status.appConnected
+      const error = !status.installed
+        ? PedelecError.fromCode("EXTENSION_UNAVAILABLE", "sdk")
+        : !status.approved
+          ? PedelecError.fromCode("APPROVAL_REQUIRED", "sdk", { details: { origin: status.origin } })
+          : !status.appConnected
+            ? PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "sdk")
+            : undefined
+      return {
+        available,
+        extension: { available: status.installed },
+        approval: { approved: status.approved, origin: status.origin },
+        desktop: { available: status.appConnected },
+        ...(error === undefined ? {} : { error })
+      }
+    } catch (error) {
+      const reason = error instanceof PedelecError ? error : PedelecError.fromCode("INTERNAL_ERROR", "sdk")
+      return {
+        available: false,
+        extension: { available: false },
+        approval: { approved: false, origin: pageOrigin() },
+        desktop: { available: false },
+        error: reason
+      }
+    }
+  }
+
+  /** Drops the connection. Sessions with `autoEndOnDisconnect` end after Core's grace period. */
+  close(): void {
+    this.#link.close()
+    this.#sessions.clear()
+  }
+
+  async #attach<Name extends string>(
+    info: SessionInfo,
+    claimTools: boolean,
+    inlineHandlers: ReadonlyMap<string, ToolHandler>
+  ): Promise<PedelecSession<Name>> {
+    const session = new PedelecSession<Name>(info, claimTools, inlineHandlers, this.#link, () =>
+      this.#sessions.delete(info.sessionId)
+    )
+    this.#sessions.set(info.sessionId, session as PedelecSession<string>)
+    try {
+      await this.#link.request("subscribe", { sessionId: info.sessionId, afterSeq: info.lastSeq })
+    } catch (error) {
+      this.#sessions.delete(info.sessionId)
+      throw error
+    }
+    return session
+  }
+
+  #notice(notice: PageNotice): void {
+    const error = PedelecError.fromWire(notice.error)
+    const targets =
+      notice.sessionId === undefined ? [...this.#sessions.values()] : [this.#sessions.get(notice.sessionId)]
+    for (const session of targets) {
+      if (session === undefined) continue
+      // The native side dropped this session's subscription: pick it up again from the last seq seen (a failure
+      // to do so is reported then); anything else the page must hear about.
+      if (hasCode(error, "NATIVE_CONNECTION_CLOSED")) void session.resubscribe("request")
+      else session.report(error)
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * @pedelec/sdk/effect — the SDK for Effect programs: the client as a scoped service (the connection closes with its
+ * scope) and every operation as an Effect whose one error type is `PedelecError`, narrowed by `code`
+ * (`Effect.catchIf(hasCode("SESSION_BUSY"))`). Session callbacks (`onChat`, `onTool`, …) are the session's own.
+ */
+import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Scope } from "effect/Scope"
+import {
+  type ApprovalStatus,
+  Pedelec,
+  type PedelecAvailability,
+  type PedelecOptions,
+  type ResumeOptions
+} from "./Pedelec.ts"
+import type { TurnResult } from "./session/EventContext.ts"
+import type { PedelecSession, SendTextOptions } from "./session/PedelecSession.ts"
+import type { CreateSessionOptions } from "./tools/Manifest.ts"
+import type { ToolDefinition, ToolNameOf } from "./tools/Tool.ts"
+
+export { hasCode, PedelecError }
+
+const orInternal = (error: unknown): PedelecError =>
+  error instanceof PedelecError
+    ? error
+    : PedelecError.fromCode("INTERNAL_ERROR", "sdk", {
+        details: { reason: error instanceof Error ? error.message : String(error) }
+      })
+
+const attempt = <A>(run: () => Promise<A>): Effect.Effect<A, PedelecError> =>
+  Effect.tryPromise({ try: run, catch: orInternal })
+
+export class PedelecClient extends Context.Service<
+  PedelecClient,
+  {
+    readonly createSession: <const Tools extends ReadonlyArray<ToolDefinition> = []>(
+      options?: CreateSessionOptions<Tools>
+    ) => Effect.Effect<PedelecSession<ToolNameOf<Tools>>, PedelecError>
+    readonly resumeSession: (
+      sessionId: string,
+      options?: ResumeOptions
+    ) => Effect.Effect<PedelecSession<string>, PedelecError>
+    readonly listProviders: Effect.Effect<Awaited<ReturnType<Pedelec["listProviders"]>>, PedelecError>
+    readonly getSettings: Effect.Effect<Awaited<ReturnType<Pedelec["getSettings"]>>, PedelecError>
+    readonly getApprovalStatus: Effect.Effect<ApprovalStatus, PedelecError>
+    readonly checkAvailability: Effect.Effect<PedelecAvailability>
+  }
+>()("@pedelec/sdk/PedelecClient") {
+  /** One connection to the extension for the layer's lifetime. */
+  static readonly layer = (options?: PedelecOptions) =>
+    Layer.effect(
+      PedelecClient,
+      Effect.gen(function* () {
+        const client = yield* Effect.acquireRelease(
+          Effect.sync(() => new Pedelec(options)),
+          (pedelec) => Effect.sync(() => pedelec.close())
+        )
+        return {
+          createSession: (sessionOptions) => attempt(() => client.createSession(sessionOptions)),
+          resumeSession: (sessionId, resumeOptions) => attempt(() => client.resumeSession(sessionId, resumeOptions)),
+          listProviders: attempt(() => client.listProviders()),
+          getSettings: attempt(() => client.getSettings()),
+          getApprovalStatus: attempt(() => client.getApprovalStatus()),
+          checkAvailability: Effect.promise(() => client.checkAvailability())
+        }
+      })
+    )
+}
+
+/** Sends text and waits for the turn's completion; fails with the turn's own error. */
+export const sendText = (
+  session: PedelecSession<string>,
+  text: string,
+  options?: SendTextOptions
+): Effect.Effect<TurnResult, PedelecError> => attempt(() => session.sendText(text, options))
+
+export const prepare = (session: PedelecSession<string>): Effect.Effect<void, PedelecError> =>
+  attempt(() => session.prepare())
+
+export const cancel = (session: PedelecSession<string>): Effect.Effect<void, PedelecError> =>
+  attempt(() => session.cancel())
+
+/** Idempotent. */
+export const end = (session: PedelecSession<string>): Effect.Effect<void, PedelecError> => attempt(() => session.end())
+
+/** A session that ends when the scope closes. */
+export const scoped = <Name extends string>(
+  acquire: Effect.Effect<PedelecSession<Name>, PedelecError>
+): Effect.Effect<PedelecSession<Name>, PedelecError, Scope> =>
+  Effect.acquireRelease(acquire, (session) => Effect.ignore(end(session as PedelecSession<string>)))

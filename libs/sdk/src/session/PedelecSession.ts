@@ -1,0 +1,343 @@
+/**
+ * PedelecSession — one session as a page holds it: its events in `seq` order, delivered once (a replay after a
+ * reconnect repeats nothing), its turns, and its tool calls when this page claimed the tools. Status is Core's, as
+ * reported; the SDK never guesses one. The port, requests and reconnection are ExtensionLink's; the session only
+ * re-subscribes itself from the last `seq` it saw when asked to.
+ */
+import type { SessionEvent, ToolCallEvent } from "@pedelec/contracts/Events"
+import type { SessionId, ToolCallId } from "@pedelec/contracts/Ids"
+import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
+import type { EffortLevel } from "@pedelec/contracts/Provider"
+import type { SessionInfo, SessionStatus, WorkspaceInfo } from "@pedelec/contracts/Session"
+import type { ExtensionLink } from "../page/ExtensionLink.ts"
+import type { GenericToolHandler, JsonObject, ToolCallContext, ToolHandler } from "../tools/Tool.ts"
+import { handlerNotFound, runHandler } from "../tools/ToolRunner.ts"
+import type { EventContext, TurnCompletion, TurnResult } from "./EventContext.ts"
+import { Listeners } from "./Listeners.ts"
+import { Turns } from "./Turns.ts"
+
+/** Tool call ids remembered so a call offered again after a reconnect runs once. */
+const REMEMBERED_CALLS = 1024
+
+export interface SendTextOptions {
+  /** Rejects `REQUEST_TIMEOUT` and cancels the turn when it has not completed by then. */
+  readonly timeoutMs?: number
+}
+
+export class PedelecSession<ToolName extends string = string> {
+  readonly sessionId: string
+  readonly provider: string
+  readonly model: string | null
+  readonly effortLevel: EffortLevel
+  readonly workspace: WorkspaceInfo
+
+  #status: SessionStatus
+  #lastSeq: number
+  #ending: Promise<void> | undefined
+  #isEnded = false
+  readonly #turns = new Turns()
+  readonly #prepareTurnIds = new Set<string>()
+  readonly #runningCalls = new Map<string, AbortController>()
+  readonly #seenCalls = new Set<string>()
+  readonly #namedHandlers = new Map<string, ToolHandler>()
+  #genericHandler: GenericToolHandler | undefined
+  readonly #on = {
+    chat: new Listeners<[text: string, ctx: EventContext]>(),
+    chatDelta: new Listeners<[delta: string, ctx: EventContext]>(),
+    status: new Listeners<[status: SessionStatus, ctx: EventContext]>(),
+    error: new Listeners<[error: PedelecError, ctx: EventContext]>(),
+    ended: new Listeners<[ctx: EventContext]>(),
+    turnCompleted: new Listeners<[result: TurnCompletion, ctx: EventContext]>()
+  }
+
+  #claimsTools: boolean
+  readonly #inlineHandlers: ReadonlyMap<string, ToolHandler>
+  readonly #link: ExtensionLink
+  readonly #forget: () => void
+
+  /** @internal Pages get sessions from `Pedelec.createSession` / `resumeSession`. */
+  constructor(
+    info: SessionInfo,
+    claimsTools: boolean,
+    inlineHandlers: ReadonlyMap<string, ToolHandler>,
+    link: ExtensionLink,
+    forget: () => void
+  ) {
+    this.#claimsTools = claimsTools
+    this.#inlineHandlers = inlineHandlers
+    this.#link = link
+    this.#forget = forget
+    this.sessionId = info.sessionId
+    this.provider = info.provider
+    this.model = info.model
+    this.effortLevel = info.effortLevel
+    this.workspace = info.workspace
+    this.#status = info.status
+    this.#lastSeq = info.lastSeq
+  }
+
+  getStatus(): SessionStatus {
+    return this.#status
+  }
+
+  /** Resolves at the turn's completion; rejects with the turn's own error code. */
+  async sendText(text: string, options: SendTextOptions = {}): Promise<TurnResult> {
+    const completion = await this.#runTurn(
+      "user",
+      () => this.#link.request("send_text", { sessionId: this.#id, text: text as never }),
+      options.timeoutMs
+    )
+    return {
+      turnId: completion.turnId,
+      reason: completion.reason === "cancelled" ? "cancelled" : "completed",
+      text: completion.text
+    }
+  }
+
+  /** A warm-up turn: the provider starts and records its session id; its chat is not shown. */
+  async prepare(): Promise<void> {
+    await this.#runTurn("prepare", () => this.#link.request("prepare", { sessionId: this.#id }))
+  }
+
+  /** Stops the active turn; `sendText` then resolves with reason "cancelled". */
+  async cancel(): Promise<void> {
+    this.#usable()
+    await this.#link.request("cancel", { sessionId: this.#id })
+  }
+
+  /** Idempotent: ends the session, its processes and a managed workspace. */
+  end(): Promise<void> {
+    if (this.#isEnded) return Promise.resolve()
+    this.#ending ??= this.#link.request("end_session", { sessionId: this.#id }).then(
+      () => this.#markEnded("sdk"),
+      (error: unknown) => {
+        if (hasCode(error, "SESSION_ENDED", "SESSION_NOT_FOUND")) return this.#markEnded("sdk")
+        this.#ending = undefined
+        throw error
+      }
+    )
+    return this.#ending
+  }
+
+  onChat(callback: (text: string, ctx: EventContext) => void): () => void {
+    return this.#on.chat.add(callback)
+  }
+  onChatDelta(callback: (delta: string, ctx: EventContext) => void): () => void {
+    return this.#on.chatDelta.add(callback)
+  }
+  onStatus(callback: (status: SessionStatus, ctx: EventContext) => void): () => void {
+    return this.#on.status.add(callback)
+  }
+  onError(callback: (error: PedelecError, ctx: EventContext) => void): () => void {
+    return this.#on.error.add(callback)
+  }
+  onEnded(callback: (ctx: EventContext) => void): () => void {
+    return this.#on.ended.add(callback)
+  }
+  onTurnCompleted(callback: (result: TurnCompletion, ctx: EventContext) => void): () => void {
+    return this.#on.turnCompleted.add(callback)
+  }
+
+  /** A handler for one tool (it wins over the tool's inline handler), or for every tool without one. */
+  onTool<Args = JsonObject>(name: ToolName, handler: ToolHandler<Args>): () => void
+  onTool(handler: GenericToolHandler<ToolName>): () => void
+  onTool(nameOrHandler: string | GenericToolHandler<ToolName>, handler?: ToolHandler<never>): () => void {
+    if (typeof nameOrHandler === "function") {
+      const generic = nameOrHandler as GenericToolHandler
+      this.#genericHandler = generic
+      return () => {
+        if (this.#genericHandler === generic) this.#genericHandler = undefined
+      }
+    }
+    if (typeof handler !== "function") {
+      throw PedelecError.fromCode("INVALID_INPUT", "sdk", {
+        details: { pointer: "/handler", reason: "onTool(name, handler) needs a function" }
+      })
+    }
+    const named = handler as ToolHandler
+    this.#namedHandlers.set(nameOrHandler, named)
+    return () => {
+      if (this.#namedHandlers.get(nameOrHandler) === named) this.#namedHandlers.delete(nameOrHandler)
+    }
+  }
+
+  /** @internal Every event of this session, from the client's router. */
+  receive(event: SessionEvent): void {
+    if (event.seq <= this.#lastSeq || this.#isEnded) return
+    this.#lastSeq = event.seq
+    const ctx = this.#context("core", "turnId" in event ? event.turnId : undefined)
+    switch (event.type) {
+      case "chat":
+        if (!this.#hidden(event.turnId)) this.#on.chat.emit(event.text, ctx)
+        return
+      case "chat_delta":
+        if (!this.#hidden(event.turnId)) this.#on.chatDelta.emit(event.delta, ctx)
+        return
+      case "status_changed":
+        if (event.turnKind === "prepare" && event.turnId !== undefined) this.#prepareTurnIds.add(event.turnId)
+        if (event.status === "ended") this.#markEnded("core")
+        else this.#setStatus(event.status, ctx)
+        return
+      case "tool_call":
+        if (this.#claimsTools) void this.#runCall(event, ctx)
+        return
+      case "tool_call_cancelled":
+        this.#runningCalls.get(event.toolCallId)?.abort(PedelecError.fromCode(event.reason, "core"))
+        return
+      case "tool_result":
+        return
+      case "turn_completed": {
+        const { turnId, turnKind, reason, text } = event
+        this.#on.turnCompleted.emit({ turnId, turnKind, reason, text }, ctx)
+        this.#prepareTurnIds.delete(turnId)
+        this.#turns.completed(event)
+        return
+      }
+      case "error":
+        this.#on.error.emit(PedelecError.fromWire(event.error), ctx)
+        return
+      case "ended":
+        this.#markEnded("core")
+    }
+  }
+
+  /** @internal A failure that belongs to this session but to no request (a lost subscription, a replay gap). */
+  report(error: PedelecError): void {
+    this.#on.error.emit(error, this.#context("sdk", undefined))
+  }
+
+  /**
+   * @internal Resume and re-subscribe from the last `seq` seen, on a new port (`send`) or the current one. Never
+   * throws: a session that is gone ends here, any other failure is reported to the page.
+   */
+  async resubscribe(via: "send" | "request"): Promise<void> {
+    if (this.#isEnded) return
+    const call = via === "send" ? this.#link.send.bind(this.#link) : this.#link.request.bind(this.#link)
+    try {
+      await call("resume_session", { sessionId: this.#id, claimTools: this.#claimsTools })
+      await call("subscribe", { sessionId: this.#id, afterSeq: this.#lastSeq })
+    } catch (error) {
+      if (hasCode(error, "SESSION_ENDED", "SESSION_NOT_FOUND")) return this.#markEnded("sdk")
+      if (error instanceof PedelecError) this.report(error)
+    }
+  }
+
+  /** @internal `resumeSession` with `claimTools` on a session this client already holds. */
+  claim(): void {
+    this.#claimsTools = true
+  }
+
+  get #id(): SessionId {
+    return this.sessionId as SessionId
+  }
+
+  #usable(): void {
+    if (this.#isEnded) {
+      throw PedelecError.fromCode("SESSION_ENDED", "sdk", { details: { sessionId: this.sessionId } })
+    }
+  }
+
+  async #runTurn(kind: "user" | "prepare", start: () => Promise<{ readonly turnId: string }>, timeoutMs?: number) {
+    this.#usable()
+    if (this.#turns.active !== undefined) {
+      throw PedelecError.fromCode("SESSION_BUSY", "sdk", { details: { sessionId: this.sessionId } })
+    }
+    const turn = this.#turns.begin(kind)
+    try {
+      const { turnId } = await start()
+      this.#turns.accepted(turn, turnId)
+    } catch (error) {
+      this.#turns.refused(turn, error instanceof PedelecError ? error : PedelecError.fromCode("INTERNAL_ERROR", "sdk"))
+      throw error
+    }
+    if (timeoutMs === undefined) return turn.done
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(PedelecError.fromCode("REQUEST_TIMEOUT", "sdk", { details: { method: "sendText", timeoutMs } }))
+        // The turn must not outlive the caller's patience; its cancelled completion frees the session.
+        this.cancel().catch(() => undefined)
+      }, timeoutMs)
+    })
+    return Promise.race([turn.done, timedOut]).finally(() => clearTimeout(timer))
+  }
+
+  #hidden(turnId: string): boolean {
+    return this.#prepareTurnIds.has(turnId) || this.#turns.isPrepare(turnId)
+  }
+
+  #setStatus(status: SessionStatus, ctx: EventContext): void {
+    if (status === this.#status) return
+    this.#status = status
+    this.#on.status.emit(status, ctx)
+  }
+
+  async #runCall(event: typeof ToolCallEvent.Type, base: EventContext): Promise<void> {
+    const { toolCallId, tool } = event
+    if (this.#seenCalls.has(toolCallId)) return
+    this.#seenCalls.add(toolCallId)
+    if (this.#seenCalls.size > REMEMBERED_CALLS) this.#seenCalls.delete(this.#seenCalls.values().next().value!)
+    const controller = new AbortController()
+    this.#runningCalls.set(toolCallId, controller)
+    const ctx: ToolCallContext = {
+      ...base,
+      turnId: event.turnId,
+      toolCallId,
+      tool,
+      signal: controller.signal,
+      progress: (message) => {
+        const params = { sessionId: this.#id, toolCallId: toolCallId as ToolCallId }
+        this.#link
+          .request("tool_progress", message === undefined ? params : { ...params, message: message.slice(0, 1024) })
+          .catch(() => undefined)
+      }
+    }
+    const args = event.args as JsonObject
+    const handler = this.#namedHandlers.get(tool) ?? this.#inlineHandlers.get(tool)
+    const generic = this.#genericHandler
+    const outcome =
+      handler !== undefined
+        ? await runHandler(tool, (c) => handler(args, c), ctx)
+        : generic !== undefined
+          ? await runHandler(tool, (c) => generic(tool as ToolName, args, c), ctx)
+          : handlerNotFound(tool)
+    this.#runningCalls.delete(toolCallId)
+    // Core already answered the agent (timeout, cancel, end) and would refuse a late result.
+    if (controller.signal.aborted) return
+    try {
+      await this.#link.request("submit_tool_result", {
+        sessionId: this.#id,
+        toolCallId: toolCallId as ToolCallId,
+        outcome
+      })
+    } catch (error) {
+      if (error instanceof PedelecError) this.report(error)
+    }
+  }
+
+  /** Once, whoever noticed first: Core's status or `ended` event, or the answer to `end()`. */
+  #markEnded(source: "core" | "sdk"): void {
+    if (this.#isEnded) return
+    this.#isEnded = true
+    const ctx = this.#context(source, undefined)
+    const ended = PedelecError.fromCode("SESSION_ENDED", "sdk", { details: { sessionId: this.sessionId } })
+    this.#setStatus("ended", ctx)
+    this.#turns.abandon(ended)
+    for (const controller of this.#runningCalls.values()) controller.abort(ended)
+    this.#runningCalls.clear()
+    this.#on.ended.emit(ctx)
+    this.#forget()
+  }
+
+  #context(source: "core" | "sdk", turnId: string | undefined): EventContext {
+    return {
+      sessionId: this.sessionId,
+      turnId,
+      provider: this.provider,
+      model: this.model,
+      source,
+      seq: this.#lastSeq,
+      receivedAt: Date.now()
+    }
+  }
+}

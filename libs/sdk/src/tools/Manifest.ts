@@ -1,0 +1,74 @@
+/**
+ * The page's side of `createSession` input checking: fast feedback before anything travels. Tools are checked one by
+ * one with the contracts' argsSchema decoder (the pointer names the offending keyword, as Core's would); the rest with
+ * `CreateSessionInput`. Core checks again and is the authority (it also compiles `pattern` with re2js, which the
+ * SDK cannot afford). Inline handlers are split off here: they never leave the page.
+ */
+import { decodeArgsSchema } from "@pedelec/contracts/ArgsSchema"
+import { issuesOfExit } from "@pedelec/contracts/JsonPointer"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import { CreateSessionInput } from "@pedelec/contracts/Session"
+import { ToolManifest } from "@pedelec/contracts/Tool"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type { ToolDefinition, ToolHandler } from "./Tool.ts"
+
+export interface CreateSessionOptions<Tools extends ReadonlyArray<ToolDefinition> = ReadonlyArray<ToolDefinition>> {
+  readonly provider?: string
+  readonly model?: string
+  readonly effortLevel?: "low" | "medium" | "high"
+  readonly workspace?: { readonly path: string }
+  readonly skills?: { readonly guidance: string; readonly tools: Tools }
+  readonly autoEndOnDisconnect?: boolean
+}
+
+export interface Prepared {
+  readonly input: CreateSessionInput
+  readonly inlineHandlers: ReadonlyMap<string, ToolHandler>
+}
+
+const decodeManifest = Schema.decodeUnknownExit(ToolManifest)
+const decodeInput = Schema.decodeUnknownExit(CreateSessionInput)
+
+const invalid = (code: "TOOLS_MANIFEST_INVALID" | "INVALID_INPUT", pointer: string, reason: string) =>
+  PedelecError.fromCode(code, "sdk", { details: { pointer, reason } })
+
+/** Throws `TOOLS_MANIFEST_INVALID` or `INVALID_INPUT` with the JSON pointer of the problem. */
+export const prepareInput = (options: CreateSessionOptions<ReadonlyArray<ToolDefinition>>): Prepared => {
+  const inlineHandlers = new Map<string, ToolHandler>()
+  const { skills, ...rest } = options
+  let wire: Record<string, unknown> = rest
+  if (skills !== undefined) {
+    if (!Array.isArray(skills.tools)) throw invalid("TOOLS_MANIFEST_INVALID", "/skills/tools", "tools must be an array")
+    const tools = skills.tools.map((tool: ToolDefinition, index) => {
+      const at = `/skills/tools/${index}`
+      if (typeof tool !== "object" || tool === null) throw invalid("TOOLS_MANIFEST_INVALID", at, "a tool is an object")
+      const { handler, ...manifest } = tool
+      const args = decodeArgsSchema(manifest.argsSchema)
+      if (Result.isFailure(args)) {
+        throw invalid("TOOLS_MANIFEST_INVALID", `${at}/argsSchema${args.failure.pointer}`, args.failure.reason)
+      }
+      const decoded = decodeManifest(manifest, { onExcessProperty: "error" })
+      if (Exit.isFailure(decoded)) {
+        const issue = issuesOfExit(decoded)[0]
+        throw invalid("TOOLS_MANIFEST_INVALID", `${at}${issue?.pointer ?? ""}`, issue?.reason ?? "invalid tool")
+      }
+      if (handler !== undefined) {
+        if (typeof handler !== "function")
+          throw invalid("TOOLS_MANIFEST_INVALID", `${at}/handler`, "must be a function")
+        inlineHandlers.set(tool.name, (args, ctx) => handler.call(tool, args, ctx))
+      }
+      return decoded.value
+    })
+    wire = { ...rest, skills: { guidance: skills.guidance, tools } }
+  }
+  const decoded = decodeInput(wire, { onExcessProperty: "error" })
+  if (Exit.isFailure(decoded)) {
+    const issue = issuesOfExit(decoded)[0]
+    const pointer = issue?.pointer ?? ""
+    const code = pointer.startsWith("/skills") ? "TOOLS_MANIFEST_INVALID" : "INVALID_INPUT"
+    throw invalid(code, pointer, issue?.reason ?? "invalid input")
+  }
+  return { input: decoded.value, inlineHandlers }
+}

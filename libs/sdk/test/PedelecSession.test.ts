@@ -1,0 +1,258 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { defineTool, Pedelec, type PedelecError } from "../src/index.ts"
+import { events, FakeChrome, resetSeq, SESSION_ID, sessionInfo, tick, uninstall, wireError } from "./FakeChrome.ts"
+
+let chrome: FakeChrome
+beforeEach(() => {
+  chrome = new FakeChrome().install()
+  resetSeq()
+})
+afterEach(uninstall)
+
+const TURN = "turn0001"
+const tools = [
+  defineTool({ name: "count", description: "counts", argsSchema: { type: "object" } }),
+  defineTool({ name: "inline", description: "has its own", argsSchema: { type: "object" }, handler: () => "inline" })
+] as const
+
+const open = async (claim = true) => {
+  const client = new Pedelec()
+  const session = claim
+    ? await client.createSession({ skills: { guidance: "", tools } })
+    : await client.resumeSession(SESSION_ID)
+  return { client, session }
+}
+
+const submitted = () => chrome.requests("submit_tool_result").map((r) => r.params)
+
+describe("events", () => {
+  it("delivers each event once and in order: a replayed seq is dropped", async () => {
+    const { session } = await open()
+    const seen: Array<string> = []
+    session.onChatDelta((delta, ctx) => seen.push(`${ctx.seq}:${delta}`))
+    const a = events.delta(TURN, "a")
+    const b = events.delta(TURN, "b")
+    for (const event of [a, b, a, b]) chrome.port.event(event)
+    expect(seen).toEqual(["1:a", "2:b"])
+  })
+
+  it("gives every callback the event's context", async () => {
+    const { session } = await open()
+    let ctx: unknown
+    session.onChat((_, c) => {
+      ctx = c
+    })
+    chrome.port.event(events.chat(TURN, "hi"))
+    expect(ctx).toMatchObject({ sessionId: SESSION_ID, turnId: TURN, provider: "scripted", source: "core", seq: 1 })
+  })
+
+  it("keeps dispatching when a page callback throws", async () => {
+    const { session } = await open()
+    const seen: Array<string> = []
+    const reported: Array<unknown> = []
+    const report = (globalThis as { reportError?: unknown }).reportError
+    Object.assign(globalThis, { reportError: (e: unknown) => reported.push(e) })
+    session.onChat(() => {
+      throw new Error("page bug")
+    })
+    session.onChat((text) => seen.push(text))
+    chrome.port.event(events.chat(TURN, "x"))
+    Object.assign(globalThis, { reportError: report })
+    expect(seen).toEqual(["x"])
+    expect(reported).toHaveLength(1)
+  })
+
+  it("fires onEnded once, from Core's status and ended events alike", async () => {
+    const { session } = await open()
+    let ended = 0
+    session.onEnded(() => ended++)
+    chrome.port.event({ ...events.status("idle"), status: "ended" } as never)
+    chrome.port.event(events.ended())
+    await session.end()
+    expect(ended).toBe(1)
+    expect(session.getStatus()).toBe("ended")
+    expect(chrome.requests("end_session")).toHaveLength(0)
+  })
+})
+
+describe("turns", () => {
+  it("resolves sendText at the completion event, even one that arrives before the answer", async () => {
+    chrome.on("send_text", (_, port) => {
+      port.event(events.completed(TURN, "done"))
+      return { result: { turnId: TURN } }
+    })
+    const { session } = await open()
+    expect(await session.sendText("go")).toEqual({ turnId: TURN, reason: "completed", text: "done" })
+  })
+
+  it("rejects with the turn's own error code, and the session stays usable", async () => {
+    let turn = 0
+    chrome.on("send_text", (_, port) => {
+      const id = `turn000${++turn}`
+      setTimeout(() => port.event(events.completed(id, "", turn === 1 ? wireError("PROVIDER_FAILED") : undefined)))
+      return { result: { turnId: id } }
+    })
+    const { session } = await open()
+    const error = await session.sendText("go").catch((e: PedelecError) => e)
+    expect(error).toMatchObject({ code: "PROVIDER_FAILED" })
+    expect((await session.sendText("again")).reason).toBe("completed")
+  })
+
+  it("refuses a second turn while one runs with SESSION_BUSY", async () => {
+    chrome.on("send_text", () => ({ result: { turnId: TURN } }))
+    const { session } = await open()
+    const first = session.sendText("one")
+    const second = await session.sendText("two").catch((e: PedelecError) => e.code)
+    expect(second).toBe("SESSION_BUSY")
+    chrome.port.event(events.completed(TURN, "ok"))
+    expect((await first).text).toBe("ok")
+  })
+
+  it("frees the session when the request itself fails", async () => {
+    chrome.on("send_text", () => ({ error: wireError("MODEL_REQUIRED") }))
+    const { session } = await open()
+    expect(await session.sendText("x").catch((e: PedelecError) => e.code)).toBe("MODEL_REQUIRED")
+    chrome.on("send_text", () => ({ error: wireError("SESSION_BUSY") }))
+    expect(await session.sendText("x").catch((e: PedelecError) => e.code)).toBe("SESSION_BUSY")
+    expect(chrome.requests("send_text")).toHaveLength(2)
+  })
+
+  it("times a turn out with REQUEST_TIMEOUT and cancels it", async () => {
+    chrome.on("send_text", () => ({ result: { turnId: TURN } }))
+    chrome.on("cancel", () => ({ result: { cancelled: true } }))
+    const { session } = await open()
+    const error = await session.sendText("x", { timeoutMs: 30 }).catch((e: PedelecError) => e)
+    expect(error).toMatchObject({ code: "REQUEST_TIMEOUT", details: { method: "sendText" } })
+    await tick()
+    expect(chrome.requests("cancel")).toHaveLength(1)
+  })
+
+  it("hides the chat of a prepare turn", async () => {
+    chrome.on("prepare", (_, port) => {
+      port.event(events.delta(TURN, "warming up"))
+      setTimeout(() => port.event({ ...events.completed(TURN, ""), turnKind: "prepare" } as never))
+      return { result: { turnId: TURN } }
+    })
+    const { session } = await open()
+    const seen: Array<string> = []
+    session.onChatDelta((d) => seen.push(d))
+    await session.prepare()
+    expect(seen).toEqual([])
+  })
+
+  it("rejects a waiting sendText with SESSION_ENDED when the session ends", async () => {
+    chrome.on("send_text", () => ({ result: { turnId: TURN } }))
+    const { session } = await open()
+    const turn = session.sendText("x").catch((e: PedelecError) => e.code)
+    await tick()
+    chrome.port.event(events.ended())
+    expect(await turn).toBe("SESSION_ENDED")
+    expect(await session.sendText("y").catch((e: PedelecError) => e.code)).toBe("SESSION_ENDED")
+  })
+})
+
+describe("tool calls", () => {
+  it("picks the named handler, then the inline one, then the generic one, then TOOL_HANDLER_NOT_FOUND", async () => {
+    const { session } = await open()
+    session.onTool("count", () => "named")
+    session.onTool((tool) => `generic ${tool}`)
+    chrome.port.event(events.toolCall(TURN, "call0001", "count"))
+    chrome.port.event(events.toolCall(TURN, "call0002", "inline"))
+    chrome.port.event(events.toolCall(TURN, "call0003", "other"))
+    await tick(10)
+    expect(submitted().map((p) => p.outcome)).toEqual([
+      { ok: true, result: "named" },
+      { ok: true, result: "inline" },
+      { ok: true, result: "generic other" }
+    ])
+    const { session: bare } = await open()
+    chrome.port.event(events.toolCall(TURN, "call0004", "count"))
+    await tick(10)
+    expect(bare.getStatus()).toBe("idle")
+    expect(submitted().at(-1)!.outcome).toMatchObject({ ok: false, error: { code: "TOOL_HANDLER_NOT_FOUND" } })
+  })
+
+  it("turns a throw into TOOL_HANDLER_ERROR with the thrown code as appCode", async () => {
+    const { session } = await open()
+    session.onTool("count", () => {
+      throw Object.assign(new Error("no such row"), { code: "ROW_MISSING" })
+    })
+    chrome.port.event(events.toolCall(TURN, "call0001", "count"))
+    await tick(10)
+    expect(submitted()[0]!.outcome).toMatchObject({
+      ok: false,
+      error: { code: "TOOL_HANDLER_ERROR", details: { tool: "count", reason: "no such row", appCode: "ROW_MISSING" } }
+    })
+  })
+
+  it("refuses results that are not plain JSON, or over 4 MiB", async () => {
+    const { session } = await open()
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    const results: Record<string, unknown> = {
+      call0001: () => 1,
+      call0002: cyclic,
+      call0003: 10n,
+      call0004: new Date(0),
+      call0005: "x".repeat(4 * 1024 * 1024 + 1),
+      call0006: undefined
+    }
+    session.onTool("count", (_, ctx) => results[ctx.toolCallId])
+    for (const id of Object.keys(results)) chrome.port.event(events.toolCall(TURN, id, "count"))
+    await tick(20)
+    const codes = submitted().map((p) => {
+      const outcome = p.outcome as { ok: boolean; error?: { code: string }; result?: unknown }
+      return outcome.ok ? outcome.result : outcome.error!.code
+    })
+    expect(codes).toEqual([
+      "TOOL_RESULT_INVALID",
+      "TOOL_RESULT_INVALID",
+      "TOOL_RESULT_INVALID",
+      "TOOL_RESULT_INVALID",
+      "TOOL_RESULT_TOO_LARGE",
+      null
+    ])
+  })
+
+  it("runs a call offered again (same toolCallId) once", async () => {
+    const { session } = await open()
+    let runs = 0
+    session.onTool("count", () => ++runs)
+    chrome.port.event(events.toolCall(TURN, "call0001", "count"))
+    chrome.port.event(events.toolCall(TURN, "call0001", "count"))
+    await tick(10)
+    expect(runs).toBe(1)
+  })
+
+  it("leaves calls to the claiming tab: an observer never runs a handler", async () => {
+    chrome.on("resume_session", () => ({ result: sessionInfo() }))
+    const { session } = await open(false)
+    let runs = 0
+    session.onTool(() => ++runs)
+    chrome.port.event(events.toolCall(TURN, "call0001", "count"))
+    await tick(10)
+    expect(runs).toBe(0)
+    expect(submitted()).toHaveLength(0)
+  })
+
+  it("aborts ctx.signal when Core cancels the call, and submits nothing after", async () => {
+    const { session } = await open()
+    let aborted: unknown
+    session.onTool("count", (_, ctx) => {
+      ctx.progress("working")
+      return new Promise((resolve) =>
+        ctx.signal.addEventListener("abort", () => {
+          aborted = ctx.signal.reason
+          resolve("late")
+        })
+      )
+    })
+    chrome.port.event(events.toolCall(TURN, "call0001", "count"))
+    await tick()
+    chrome.port.event(events.toolCancelled(TURN, "call0001"))
+    await tick(10)
+    expect(aborted).toMatchObject({ code: "TOOL_CANCELLED" })
+    expect(submitted()).toHaveLength(0)
+    expect(chrome.requests("tool_progress")[0]!.params).toMatchObject({ toolCallId: "call0001", message: "working" })
+  })
+})

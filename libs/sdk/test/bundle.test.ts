@@ -1,0 +1,45 @@
+// The built SDK as pages get it (run after `build`): no Node import anywhere in its graph, Effect only by module
+// path, and the browser file self-contained. Bundlers resolve what these specifiers say, so checking them is enough.
+import { readdir, readFile } from "node:fs/promises"
+import path from "node:path"
+import { describe, expect, it } from "vitest"
+
+const dist = path.resolve(import.meta.dirname, "../dist")
+
+/** Static imports and re-exports (at a statement start), dynamic `import()` and `require()`. */
+const specifiersOf = (code: string): Array<string> => [
+  ...[...code.matchAll(/(?:^|[;}\n])\s*(?:import|export)\b[^;"'`]*?(?:\bfrom\s*)?["']([^"']+)["']/g)].map((m) => m[1]!),
+  ...[...code.matchAll(/\b(?:import|require)\s*\(\s*["'`]([^"'`]+)/g)].map((m) => m[1]!)
+]
+
+const files = async () => (await readdir(dist)).filter((file) => file.endsWith(".js"))
+
+describe("the built SDK", () => {
+  it("imports only its own chunks and Effect modules by path (never node:, effect/rpc or the effect barrel)", async () => {
+    const imported = new Set<string>()
+    for (const file of await files()) {
+      if (file === "pedelec.browser.js") continue
+      for (const specifier of specifiersOf(await readFile(path.join(dist, file), "utf8"))) imported.add(specifier)
+    }
+    expect(imported.size).toBeGreaterThan(0)
+    for (const specifier of imported) {
+      expect(specifier).toMatch(/^(\.\/chunk-[\w-]+\.js|effect\/(?!rpc)[A-Z]\w*)$/)
+    }
+  })
+
+  it("ships one self-contained browser module with no import and no Node global", async () => {
+    const code = await readFile(path.join(dist, "pedelec.browser.js"), "utf8")
+    expect(specifiersOf(code)).toEqual([])
+    // Effect's runtime probes `globalThis.process?.getBuiltinModule?.("node:async_hooks")`, undefined in a browser:
+    // a guarded lookup, not an import. Anything else naming a Node module would be one.
+    const nodeMentions = code.replaceAll('process?.getBuiltinModule?.("node:async_hooks")', "")
+    expect(nodeMentions).not.toMatch(/\bnode:|\brequire\(|\bBuffer\.|\bprocess\.env/)
+    expect(code).toMatch(/export\s*\{[^}]*\bPedelec\b/)
+  })
+
+  it("ships type declarations for both entries", async () => {
+    const names = await readdir(dist)
+    expect(names).toEqual(expect.arrayContaining(["index.d.ts", "effect.d.ts"]))
+    expect(await readFile(path.join(dist, "index.d.ts"), "utf8")).toMatch(/declare class Pedelec\b/)
+  })
+})
