@@ -1,3 +1,3 @@
 import { defineConfig } from "vitest/config"
 
-export default defineConfig({ test: { include: ["test/**/*.test.ts"], typecheck: { enabled: false } } })
+export default defineConfig({ test: { include: ["test/**/*.test.ts", "scripts/**/*.test.ts"] } })

@@ -1,5 +1,6 @@
-// The built SDK as pages get it (run after `build`): no Node import anywhere in its graph, Effect only by module
-// path, and the browser file self-contained. Bundlers resolve what these specifiers say, so checking them is enough.
+// The built SDK as pages get it (run after `build`; it lives in scripts/ because it reads dist/ with Node): no Node
+// import anywhere in its graph, Effect only by module path, and the browser file self-contained. Bundlers resolve
+// what these specifiers say, so checking them is enough.
 import { readdir, readFile } from "node:fs/promises"
 import path from "node:path"
 import { describe, expect, it } from "vitest"
