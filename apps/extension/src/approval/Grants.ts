@@ -1,0 +1,110 @@
+/**
+ * Grants — what the user has allowed, kept in `chrome.storage.local`: the approved origins, and per origin the
+ * explicit workspace paths it may use (SPEC §12: a path is a second grant). Only this worker writes them, so a copy
+ * is kept in memory after the first read. It does not ask the user (Approvals does) nor end sessions (Revocation).
+ */
+import { Origin } from "@pedelec/contracts/Ids"
+import { AbsolutePath } from "@pedelec/contracts/Session"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Chrome } from "../browser/Chrome.ts"
+
+const STORAGE_KEY = "grants"
+
+/** The stored document: approved origins, each with the workspace paths granted to it. */
+const GrantsDocument = Schema.Struct({
+  origins: Schema.Record(Schema.String, Schema.Struct({ paths: Schema.Array(AbsolutePath) }))
+})
+type GrantsDocument = typeof GrantsDocument.Type
+
+export interface OriginGrant {
+  readonly origin: Origin
+  readonly paths: ReadonlyArray<string>
+}
+
+export class Grants extends Context.Service<
+  Grants,
+  {
+    readonly isApproved: (origin: Origin) => Effect.Effect<boolean>
+    readonly hasPath: (origin: Origin, path: string) => Effect.Effect<boolean>
+    readonly approve: (origin: Origin) => Effect.Effect<void>
+    /** Also approves the origin: a path is only ever granted together with, or after, its origin. */
+    readonly grantPath: (origin: Origin, path: string) => Effect.Effect<void>
+    /** Removes the origin's approval and every path granted to it. */
+    readonly revokeOrigin: (origin: Origin) => Effect.Effect<void>
+    readonly revokePath: (origin: Origin, path: string) => Effect.Effect<void>
+    readonly list: Effect.Effect<ReadonlyArray<OriginGrant>>
+  }
+>()("pedelec/extension/Grants") {
+  static readonly layer = Layer.effect(
+    Grants,
+    Effect.gen(function* () {
+      const chrome = yield* Chrome
+      let cache: Map<string, Set<string>> | undefined
+
+      // A stored value that does not decode (hand-edited, an older format) grants nothing: the user approves again.
+      const load = Effect.gen(function* () {
+        if (cache !== undefined) return cache
+        const stored = yield* Effect.promise(() => chrome.local.get(STORAGE_KEY))
+        const document = Schema.decodeUnknownOption(GrantsDocument)(stored[STORAGE_KEY]).pipe(
+          Option.getOrElse((): GrantsDocument => ({ origins: {} }))
+        )
+        const loaded = new Map<string, Set<string>>()
+        for (const [origin, { paths }] of Object.entries(document.origins)) {
+          if (Schema.is(Origin)(origin)) loaded.set(origin, new Set(paths))
+        }
+        // Another fiber may have loaded meanwhile; the first copy wins so no write is lost.
+        cache ??= loaded
+        return cache
+      })
+
+      const save = (grants: Map<string, Set<string>>) => {
+        const document: GrantsDocument = {
+          origins: Object.fromEntries([...grants].map(([origin, paths]) => [origin, { paths: [...paths] }]))
+        }
+        return Effect.promise(() => chrome.local.set({ [STORAGE_KEY]: document }))
+      }
+
+      const update = (change: (grants: Map<string, Set<string>>) => void) =>
+        Effect.flatMap(load, (grants) => {
+          change(grants)
+          return save(grants)
+        })
+
+      return Grants.of({
+        isApproved: (origin) => Effect.map(load, (grants) => grants.has(origin)),
+        hasPath: (origin, path) => Effect.map(load, (grants) => grants.get(origin)?.has(path) === true),
+        approve: Effect.fn("Grants.approve")((origin: Origin) =>
+          update((grants) => {
+            if (!grants.has(origin)) grants.set(origin, new Set())
+          })
+        ),
+        grantPath: Effect.fn("Grants.grantPath")((origin: Origin, path: string) =>
+          update((grants) => {
+            const paths = grants.get(origin) ?? new Set()
+            paths.add(path)
+            grants.set(origin, paths)
+          })
+        ),
+        revokeOrigin: Effect.fn("Grants.revokeOrigin")((origin: Origin) =>
+          update((grants) => {
+            grants.delete(origin)
+          })
+        ),
+        revokePath: Effect.fn("Grants.revokePath")((origin: Origin, path: string) =>
+          update((grants) => {
+            grants.get(origin)?.delete(path)
+          })
+        ),
+        list: Effect.map(load, (grants) =>
+          [...grants]
+            .map(([origin, paths]) => ({ origin: origin as Origin, paths: [...paths].sort() }))
+            .sort((a, b) => a.origin.localeCompare(b.origin))
+        )
+      })
+    })
+  )
+}

@@ -1,0 +1,83 @@
+/**
+ * The approval window's script (approval.html). Shows what the worker put in the URL (origin, provider, workspace
+ * path) and sends the user's decision back with the ticket. Approve stays disabled until the window has been visible
+ * for APPROVE_DELAY_MS, counted again each time it comes to the front, so a click meant for the page cannot land on
+ * it (click-jacking). Closing the window without a decision counts as Reject (the worker sees it close).
+ * Element ids are stable for tests: `#approve`, `#reject`, `#origin`, `#details`, `#status`.
+ */
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import { InternalResponse } from "../internal/Messages.ts"
+import { APPROVE_DELAY_MS } from "./ApprovalTimings.ts"
+
+const query = new URLSearchParams(location.search)
+const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
+const approve = element<HTMLButtonElement>("approve")
+const reject = element<HTMLButtonElement>("reject")
+const status = element<HTMLParagraphElement>("status")
+
+const askOrigin = query.get("askOrigin") === "true"
+const path = query.get("path")
+const method = query.get("method")
+
+element("origin").textContent = query.get("origin") ?? "(unknown site)"
+element("title").textContent = askOrigin
+  ? "Allow this site to use Pedelec?"
+  : "Allow this site to use a folder on this computer?"
+
+const details = element<HTMLDListElement>("details")
+const detail = (term: string, value: string | null, id: string) => {
+  if (value === null) return
+  const dt = document.createElement("dt")
+  dt.textContent = term
+  const dd = document.createElement("dd")
+  dd.id = id
+  dd.textContent = value
+  details.append(dt, dd)
+}
+detail("Asks to", method === "resume_session" ? "continue an existing session" : "start an agent session", "asks")
+if (method === "create_session") detail("Provider", query.get("provider") ?? "your default provider", "provider")
+detail("Model", query.get("model"), "model")
+detail("Session", query.get("sessionId"), "session")
+detail("Workspace folder", path, "path")
+if (path !== null) {
+  element("warning").textContent =
+    "The agent will work directly in this folder and can read and change every file in it. Approve only if you trust this site with it."
+}
+
+// Re-armed whenever the window comes (back) to the front, the moment a stray click could land on it.
+let timer: ReturnType<typeof setTimeout> | undefined
+const arm = () => {
+  clearTimeout(timer)
+  approve.disabled = true
+  timer = setTimeout(() => {
+    approve.disabled = document.visibilityState !== "visible"
+  }, APPROVE_DELAY_MS)
+}
+window.addEventListener("focus", arm)
+document.addEventListener("visibilitychange", arm)
+arm()
+
+const decodeResponse = Schema.decodeUnknownExit(InternalResponse)
+
+const decide = async (approved: boolean) => {
+  approve.disabled = true
+  reject.disabled = true
+  const answer = decodeResponse(
+    await chrome.runtime.sendMessage({
+      kind: "approval_decision",
+      ticket: query.get("ticket") ?? "",
+      approve: approved
+    })
+  )
+  if (Exit.isSuccess(answer) && answer.value.ok) return window.close()
+  status.textContent = Exit.isSuccess(answer)
+    ? answer.value.ok
+      ? ""
+      : answer.value.message
+    : "The extension sent an answer this window cannot read; close it and retry from the page."
+  status.className = "error"
+}
+
+approve.addEventListener("click", () => void decide(true))
+reject.addEventListener("click", () => void decide(false))

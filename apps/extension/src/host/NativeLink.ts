@@ -1,0 +1,170 @@
+/**
+ * NativeLink — one `chrome.runtime.connectNative` port to the Pedelec native host, as the worker sees it: requests go
+ * out as HostRequest; frames come back checked (depth bound, then Schema), chunk sequences reassembled, and each
+ * logical message handed on decoded. A message that cannot be read is reported with whatever id it still shows, so
+ * its request is answered rather than left hanging. A disconnect from the host side becomes a PedelecError:
+ * NATIVE_HOST_UNAVAILABLE when no frame ever came (not installed, forbidden, exited at start), else
+ * NATIVE_CONNECTION_CLOSED, with Chrome's own text in `details.browserMessage` (browser-e2e.md §7). Every
+ * connectNative starts a host process (P10): callers open one per page port, or one per extension call, and close it
+ * with the scope that opened it. Where the messages go is the caller's business.
+ */
+import { jsonDepthExceeded, MAX_JSON_DEPTH } from "@pedelec/contracts/JsonPointer"
+import {
+  type HostEvent,
+  type HostRequest,
+  type HostResponse,
+  type HostSubscriptionEnded,
+  HostToExtension,
+  NATIVE_HOST_NAME
+} from "@pedelec/contracts/link/HostLink"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { Chrome } from "../browser/Chrome.ts"
+import { ChunkAssembler } from "./Chunks.ts"
+
+/** A logical message from the host, whole and decoded. */
+export type HostMessage = HostResponse | HostEvent | HostSubscriptionEnded
+
+/** A message that arrived but could not be read; the ids it still shows say whom it was for. */
+export interface LostMessage {
+  readonly requestId?: string | undefined
+  readonly subscription?: string | undefined
+  readonly error: PedelecError
+}
+
+export interface NativeHandlers {
+  readonly onMessage: (message: HostMessage) => void
+  readonly onLost: (lost: LostMessage) => void
+  /** The host side went away; not called when the link is closed by its scope. */
+  readonly onClosed: (error: PedelecError) => void
+}
+
+export interface NativeLinkHandle {
+  /** False when the port is already gone (its onClosed has been or is about to be called). */
+  readonly send: (request: HostRequest) => boolean
+}
+
+const decodeHostMessage = Schema.decodeUnknownExit(HostToExtension)
+const ID = "[A-Za-z0-9_-]{1,64}"
+const RESPONSE_HEAD = new RegExp(`^\\{"kind":"response","id":"(${ID})"`)
+const SUBSCRIPTION_HEAD = new RegExp(`^\\{"kind":"(?:event|subscription_ended)","subscription":"(${ID})"`)
+
+const protocolError = (reason: string) => PedelecError.fromCode("PROTOCOL_ERROR", "extension", { details: { reason } })
+
+/** Ids of a decoded-but-invalid message, read without Schema. */
+const peekObject = (raw: unknown): Pick<LostMessage, "requestId" | "subscription"> => {
+  if (typeof raw !== "object" || raw === null) return {}
+  const record = raw as Record<string, unknown>
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined)
+  return record.kind === "response" ? { requestId: text(record.id) } : { subscription: text(record.subscription) }
+}
+
+/** Ids of a message known only by the start of its JSON text (the host writes `kind` first, then the id). */
+export const peekHead = (head: string): Pick<LostMessage, "requestId" | "subscription"> => ({
+  requestId: RESPONSE_HEAD.exec(head)?.[1],
+  subscription: SUBSCRIPTION_HEAD.exec(head)?.[1]
+})
+
+export const closedError = (sawFrame: boolean, browserMessage: string | undefined): PedelecError =>
+  PedelecError.fromCode(sawFrame ? "NATIVE_CONNECTION_CLOSED" : "NATIVE_HOST_UNAVAILABLE", "extension", {
+    details: browserMessage === undefined ? {} : { browserMessage }
+  })
+
+export class NativeLink extends Context.Service<
+  NativeLink,
+  {
+    /** Connects now (synchronously, so no frame can be missed); the scope's close disconnects. */
+    readonly open: (handlers: NativeHandlers) => Effect.Effect<NativeLinkHandle, never, Scope.Scope>
+  }
+>()("pedelec/extension/NativeLink") {
+  static readonly layer = Layer.effect(
+    NativeLink,
+    Effect.gen(function* () {
+      const chrome = yield* Chrome
+
+      const connect = (handlers: NativeHandlers) => {
+        const port = chrome.connectNative(NATIVE_HOST_NAME)
+        const chunks = new ChunkAssembler()
+        let sawFrame = false
+        let open = true
+
+        const deliver = (raw: unknown, chunked: boolean) => {
+          const tooDeep = jsonDepthExceeded(raw, MAX_JSON_DEPTH)
+          if (tooDeep !== undefined) {
+            const error = protocolError(`the host sent a message nested deeper than ${MAX_JSON_DEPTH} levels`)
+            return handlers.onLost({ ...peekObject(raw), error })
+          }
+          const decoded = decodeHostMessage(raw)
+          if (Exit.isFailure(decoded)) {
+            return handlers.onLost({
+              ...peekObject(raw),
+              error: protocolError("the host sent a message of no known shape")
+            })
+          }
+          const message = decoded.value
+          if (message.kind !== "chunk") return handlers.onMessage(message)
+          if (chunked) return handlers.onLost({ error: protocolError("the host nested a chunk inside a chunk") })
+          for (const result of chunks.push(message)) {
+            if (result._tag === "Failed") {
+              const error = result.tooLarge
+                ? PedelecError.fromCode("MESSAGE_TOO_LARGE", "extension", {
+                    details: { bytes: result.bytes, limit: chunks.limit }
+                  })
+                : protocolError(result.reason)
+              handlers.onLost({ ...peekHead(result.head), error })
+              continue
+            }
+            let whole: unknown
+            try {
+              whole = JSON.parse(result.text)
+            } catch {
+              handlers.onLost({ ...peekHead(result.text.slice(0, 512)), error: protocolError("chunks were not JSON") })
+              continue
+            }
+            deliver(whole, true)
+          }
+        }
+
+        port.onMessage.addListener((raw) => {
+          sawFrame = true
+          if (open) deliver(raw, false)
+        })
+        port.onDisconnect.addListener(() => {
+          // lastError must be read inside this listener; it is gone afterwards.
+          const browserMessage = chrome.lastErrorMessage()
+          if (!open) return
+          open = false
+          handlers.onClosed(closedError(sawFrame, browserMessage))
+        })
+
+        const send = (request: HostRequest) => {
+          if (!open) return false
+          try {
+            port.postMessage(request)
+            return true
+          } catch {
+            return false
+          }
+        }
+        const close = () => {
+          open = false
+          port.disconnect()
+        }
+        return { send, close }
+      }
+
+      return NativeLink.of({
+        open: (handlers) =>
+          Effect.acquireRelease(
+            Effect.sync(() => connect(handlers)),
+            (link) => Effect.sync(link.close)
+          ).pipe(Effect.map((link): NativeLinkHandle => ({ send: link.send })))
+      })
+    })
+  )
+}

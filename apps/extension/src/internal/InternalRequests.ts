@@ -1,0 +1,89 @@
+/**
+ * InternalRequests — serves the extension's own pages: the approval window's decision (accepted only from
+ * approval.html, and only for the pending ticket), and the options page's listing and revocations (only from
+ * options.html). Every message is decoded with Schema first; service-worker.ts has already checked that it comes from
+ * this extension. Listing sessions asks Core only when some origin is approved: with none, no page may have any.
+ */
+import type { SessionInfo } from "@pedelec/contracts/Session"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { Approvals } from "../approval/Approvals.ts"
+import { Grants } from "../approval/Grants.ts"
+import { HostCalls } from "../host/HostCalls.ts"
+import { Revocation } from "../options/Revocation.ts"
+import { PagePorts } from "../page/PagePorts.ts"
+import { InternalRequest, type InternalResponse, type OptionsState, type SessionsListing } from "./Messages.ts"
+
+const decodeRequest = Schema.decodeUnknownExit(InternalRequest)
+
+const refused = (message: string): InternalResponse => ({ ok: false, message })
+const answered = (result: unknown): InternalResponse => ({ ok: true, result })
+
+export class InternalRequests extends Context.Service<
+  InternalRequests,
+  {
+    /** `senderPath` is the pathname of the extension page that sent the message, e.g. "/options.html". */
+    readonly handle: (message: unknown, senderPath: string) => Effect.Effect<InternalResponse>
+  }
+>()("pedelec/extension/InternalRequests") {
+  static readonly layer = Layer.effect(
+    InternalRequests,
+    Effect.gen(function* () {
+      const approvals = yield* Approvals
+      const grants = yield* Grants
+      const hostCalls = yield* HostCalls
+      const revocation = yield* Revocation
+      const pagePorts = yield* PagePorts
+
+      const optionsState = Effect.gen(function* () {
+        const origins = yield* grants.list
+        const open = yield* pagePorts.count
+        const sessions: SessionsListing =
+          origins.length === 0
+            ? { ok: true, sessions: [] }
+            : yield* hostCalls.call("list_sessions", {}).pipe(
+                Effect.map(
+                  (list): SessionsListing => ({
+                    ok: true,
+                    sessions: list.filter((session: SessionInfo) => session.status !== "ended")
+                  })
+                ),
+                Effect.catch((error) => Effect.succeed<SessionsListing>({ ok: false, error: error.toWire() }))
+              )
+        const state: OptionsState = {
+          origins: origins.map(({ origin, paths }) => ({ origin, paths, openPorts: open.get(origin) ?? 0 })),
+          sessions
+        }
+        return state
+      })
+
+      const handle = Effect.fn("InternalRequests.handle")(function* (message: unknown, senderPath: string) {
+        const decoded = decodeRequest(message)
+        if (Exit.isFailure(decoded)) return refused("The extension could not read this request; reload the page.")
+        const request = decoded.value
+        if (request.kind === "approval_decision") {
+          if (senderPath !== "/approval.html") return refused("Only the approval window decides approvals.")
+          const accepted = yield* approvals.decide(request.ticket, request.approve)
+          return accepted
+            ? answered({ accepted })
+            : refused("This approval request is no longer waiting (it was answered, timed out, or its page closed).")
+        }
+        if (senderPath !== "/options.html") return refused("Only the options page manages approvals.")
+        switch (request.kind) {
+          case "options_state":
+            return answered(yield* optionsState)
+          case "revoke_origin":
+            return answered(yield* revocation.revokeOrigin(request.origin))
+          case "revoke_path":
+            yield* revocation.revokePath(request.origin, request.path)
+            return answered({})
+        }
+      })
+
+      return InternalRequests.of({ handle })
+    })
+  )
+}

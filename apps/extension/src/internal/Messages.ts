@@ -1,0 +1,59 @@
+/**
+ * Messages between the extension's own pages (approval window, options page) and its service worker, over
+ * `chrome.runtime.sendMessage`. They never leave the extension, so they live here rather than in contracts; both
+ * sides still decode them with Schema, since a page of ours may be stale after an update. Page ↔ extension and
+ * extension ↔ host messages are contracts' (link/PageLink.ts, link/HostLink.ts).
+ */
+import { Origin } from "@pedelec/contracts/Ids"
+import { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
+import { AbsolutePath, SessionInfo } from "@pedelec/contracts/Session"
+import * as Schema from "effect/Schema"
+
+export const ApprovalDecision = Schema.Struct({
+  kind: Schema.Literal("approval_decision"),
+  ticket: Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_-]{1,64}$/)),
+  approve: Schema.Boolean
+})
+
+export const OptionsStateRequest = Schema.Struct({ kind: Schema.Literal("options_state") })
+export const RevokeOriginRequest = Schema.Struct({ kind: Schema.Literal("revoke_origin"), origin: Origin })
+export const RevokePathRequest = Schema.Struct({
+  kind: Schema.Literal("revoke_path"),
+  origin: Origin,
+  path: AbsolutePath
+})
+
+export const InternalRequest = Schema.Union([
+  ApprovalDecision,
+  OptionsStateRequest,
+  RevokeOriginRequest,
+  RevokePathRequest
+])
+export type InternalRequest = typeof InternalRequest.Type
+
+/** Core's sessions as the options page shows them, or why they could not be listed. */
+export const SessionsListing = Schema.Union([
+  Schema.Struct({ ok: Schema.Literal(true), sessions: Schema.Array(SessionInfo) }),
+  Schema.Struct({ ok: Schema.Literal(false), error: PedelecErrorWire })
+])
+export type SessionsListing = typeof SessionsListing.Type
+
+export const OptionsState = Schema.Struct({
+  origins: Schema.Array(Schema.Struct({ origin: Origin, paths: Schema.Array(Schema.String), openPorts: Schema.Int })),
+  sessions: SessionsListing
+})
+export type OptionsState = typeof OptionsState.Type
+
+export const RevokeResult = Schema.Struct({
+  ended: Schema.NullOr(Schema.Int),
+  disconnectedPorts: Schema.Int,
+  coreError: Schema.optionalKey(PedelecErrorWire)
+})
+export type RevokeResult = typeof RevokeResult.Type
+
+/** Every internal answer: a result, or a sentence saying what went wrong. */
+export const InternalResponse = Schema.Union([
+  Schema.Struct({ ok: Schema.Literal(true), result: Schema.Unknown }),
+  Schema.Struct({ ok: Schema.Literal(false), message: Schema.String })
+])
+export type InternalResponse = typeof InternalResponse.Type
