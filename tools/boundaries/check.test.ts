@@ -25,7 +25,7 @@ const pkg = (short: string, type: string, platform: string, deps: ReadonlyArray<
 const clean: Files = {
   "package.json": { name: "fixture", private: true, workspaces: ["libs/*", "apps/*"], dependencies: { effect: "4" } },
   "libs/contracts/package.json": pkg("contracts", "lib", "neutral"),
-  "libs/contracts/src/ErrorCode.ts": `import * as Schema from "effect/Schema"\nconst spec = (m: string) => m\nexport const CATALOG = {\n  SESSION_BUSY: spec("busy"),\n  TOOL_TIMEOUT: spec("late")\n}\nexport const ErrorCode = Schema.Literals(["SESSION_BUSY", "TOOL_TIMEOUT"])\n`,
+  "libs/contracts/src/ErrorCode.ts": `import * as Schema from "effect/Schema"\nexport const CATALOG = {\n  SESSION_BUSY: { message: "busy" },\n  TOOL_TIMEOUT: { message: "late" }\n}\nexport const ErrorCode = Schema.Literals(["SESSION_BUSY", "TOOL_TIMEOUT"])\n`,
   "libs/contracts/src/node/ArgsValidator.ts": `import { RE2JS } from "re2js"\nimport { Rpc } from "effect/rpc"\nimport { ErrorCode } from "../ErrorCode.ts"\nexport { RE2JS, Rpc, ErrorCode }\n`,
   "libs/contracts/test/ErrorCode.test.ts": `import { Effect } from "effect"\nimport { it } from "@effect/vitest"\nimport { describe } from "vitest"\nimport fc from "fast-check"\nimport path from "node:path"\nimport { ErrorCode } from "../src/ErrorCode.ts"\nimport { ArgsValidator } from "@pedelec/contracts/node/ArgsValidator"\n`,
   "libs/contracts/scripts/write.ts": `import { writeFile } from "node:fs/promises"\nimport { ErrorCode } from "../src/ErrorCode.ts"\n`,

@@ -232,8 +232,12 @@ const workspaceFindings = ({ projects, project }: ImportSite, spec: string, targ
   return findings
 }
 
+/** A package's own subpath import (`#name`, declared in its package.json `imports`): a file of the same project. */
+const isSubpathImport = (spec: string): boolean => spec.startsWith("#")
+
 const checkImport = (site: ImportSite, spec: string): Array<Finding> => {
   if (isRelative(spec)) return relativeFindings(site, spec)
+  if (isSubpathImport(spec)) return []
   const { project, zone } = site
   const target = site.projects.filter((p) => hasPrefix(spec, p.name)).sort((a, b) => b.name.length - a.name.length)[0]
   const isContracts = project.name === CONTRACTS

@@ -10,7 +10,7 @@ export const CATALOG_FILE = "libs/contracts/src/ErrorCode.ts"
 /** The codes of the catalog, read from its source so this check needs no TypeScript runtime of contracts. */
 export const readCatalogCodes = async (root: string): Promise<ReadonlyArray<string>> => {
   const text = await readFile(path.join(root, CATALOG_FILE), "utf8").catch(() => "")
-  return [...text.matchAll(/^ {2}([A-Z][A-Z0-9_]+): spec\(/gm)].map((match) => match[1]!)
+  return [...text.matchAll(/^ {2}([A-Z][A-Z0-9_]+): \{/gm)].map((match) => match[1]!)
 }
 
 /** Type aliases that are unions of string literals, each as its literal text (`type Code = "A" | "B"`). */

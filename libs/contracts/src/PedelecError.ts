@@ -4,7 +4,8 @@
  * only builds, narrows and (de)serialises errors.
  */
 import * as Schema from "effect/Schema"
-import { ERROR_CATALOG, ErrorCode } from "./ErrorCode.ts"
+import { CATALOG } from "#error-catalog"
+import { ErrorCode } from "./ErrorCode.ts"
 import { Component } from "./Protocol.ts"
 
 /** Structured facts about an error (ids, paths, limits). JSON only, so it survives every hop. */
@@ -36,12 +37,13 @@ export class PedelecError extends Schema.TaggedError<PedelecError>()("PedelecErr
     source: Component,
     options: { readonly details?: ErrorDetails; readonly message?: string } = {}
   ): PedelecErrorOf<C> {
-    const entry = ERROR_CATALOG[code]
-    const message = options.message ?? formatMessage(entry.message, options.details)
+    const entry = CATALOG[code]
+    // Only a browser bundle lacks specs, and only for codes browsers never raise: a test keeps `raisedBy` honest.
+    const message = options.message ?? formatMessage(entry?.message ?? `Pedelec reported ${code}.`, options.details)
     return new PedelecError({
       code,
       message,
-      retryable: entry.retryable,
+      retryable: entry?.retryable ?? false,
       source,
       ...(options.details === undefined ? {} : { details: options.details })
     }) as PedelecErrorOf<C>

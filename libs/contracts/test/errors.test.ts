@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from "../src/ErrorCode.ts"
+import { BROWSER_ERRORS, ERROR_CATALOG, ERROR_CODES, type ErrorCode } from "../src/ErrorCode.ts"
 import {
   formatMessage,
   hasCode,
@@ -116,6 +116,15 @@ describe("the catalog", () => {
   it("lists each code once, in SCREAMING_SNAKE_CASE", () => {
     assert.strictEqual(new Set(ERROR_CODES).size, ERROR_CODES.length)
     for (const code of ERROR_CODES) assert.match(code, /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/)
+  })
+
+  it("ships to browsers exactly the specs of codes the SDK or the extension raise", async () => {
+    const browserRaised = ERROR_CODES.filter((code) =>
+      ERROR_CATALOG[code].raisedBy.some((component) => component === "sdk" || component === "extension")
+    )
+    assert.deepStrictEqual(Object.keys(BROWSER_ERRORS), browserRaised)
+    const browser = await import("../src/catalog/browser.ts")
+    assert.deepStrictEqual(Object.keys(browser.CATALOG), browserRaised)
   })
 
   describe.each(ERROR_CODES)("%s", (code) => {
