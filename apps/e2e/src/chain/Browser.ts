@@ -1,0 +1,142 @@
+/**
+ * Browser — Chromium through playwright-core with a fresh profile: `/usr/bin/chromium` (or $CHROMIUM), the flags
+ * measured in research/browser-e2e.md §2, the unpacked extension loaded with `--disable-extensions-except` +
+ * `--load-extension` (Playwright's default `--disable-extensions` wins otherwise, P2), the https test host mapped to
+ * 127.0.0.1. Plus what tests do to the extension from outside a page: click Approve in its approval window, revoke
+ * an origin on its options page, and stop its service worker through CDP (Playwright keeps it alive, P1).
+ */
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { HTTPS_HOST } from "./Certificate.ts"
+
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium"
+
+const FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  `--host-resolver-rules=MAP ${HTTPS_HOST} 127.0.0.1`,
+  "--ignore-certificate-errors"
+]
+
+export interface LaunchOptions {
+  readonly profileDir: string
+  /** The unpacked extension; undefined launches Chromium without it. */
+  readonly extensionDir: string | undefined
+  readonly extensionId: string
+  readonly headless: boolean
+  /** Inherited by the native host the browser starts. */
+  readonly env?: Readonly<Record<string, string>>
+}
+
+export const launchBrowser = async (options: LaunchOptions): Promise<BrowserContext> => {
+  const extension =
+    options.extensionDir === undefined
+      ? []
+      : [`--disable-extensions-except=${options.extensionDir}`, `--load-extension=${options.extensionDir}`]
+  const context = await chromium.launchPersistentContext(options.profileDir, {
+    executablePath: CHROMIUM,
+    headless: options.headless,
+    args: [...FLAGS, ...extension],
+    env: { ...process.env, ...options.env } as Record<string, string>,
+    viewport: null
+  })
+  if (options.extensionDir !== undefined) {
+    const ours = (url: string) => url.startsWith(`chrome-extension://${options.extensionId}/`)
+    if (!context.serviceWorkers().some((worker) => ours(worker.url()))) {
+      await context
+        .waitForEvent("serviceworker", { predicate: (worker) => ours(worker.url()), timeout: 15_000 })
+        .catch(async (error: unknown) => {
+          await context.close()
+          throw new Error(`the extension's service worker did not start (is apps/extension/dist built?): ${error}`)
+        })
+    }
+  }
+  return context
+}
+
+export const extensionUrl = (extensionId: string, page: string) => `chrome-extension://${extensionId}/${page}`
+
+/** Resolves with the next approval window the extension opens (its URL is `approval.html…`). */
+export const nextApprovalWindow = (context: BrowserContext, extensionId: string, timeoutMs = 15_000) =>
+  context.waitForEvent("page", {
+    predicate: (page) => page.url().startsWith(extensionUrl(extensionId, "approval.html")),
+    timeout: timeoutMs
+  })
+
+/** The approval window's text, then a click on Approve (enabled after a short delay: the click waits for it). */
+export const approve = async (window: Page): Promise<string> => {
+  await window.waitForLoadState("domcontentloaded")
+  const approveButton = window.locator("#approve")
+  await approveButton.waitFor({ state: "visible" })
+  const text = (await window.locator("body").textContent()) ?? ""
+  await approveButton.click({ timeout: 10_000 })
+  return text
+}
+
+/**
+ * Runs `action` (which makes the extension ask for approval) while approving the window it opens; resolves with
+ * the action's value and the window's text.
+ */
+export const approving = async <A>(
+  context: BrowserContext,
+  extensionId: string,
+  action: () => Promise<A>
+): Promise<{ readonly value: A; readonly shown: string }> => {
+  const window = nextApprovalWindow(context, extensionId)
+  // Observed here so that a window that never comes (the action failed first) is not an unhandled rejection.
+  window.catch(() => undefined)
+  const running = action()
+  // If the action fails before any window opens, that failure is the one to report.
+  const shown = await Promise.race([
+    window.then(approve),
+    running.then(() => Promise.reject(new Error("the action finished without asking for approval")))
+  ])
+  return { value: await running, shown }
+}
+
+/**
+ * Runs `action`, approving an approval window if the extension opens one meanwhile (an origin approved earlier
+ * gets none). Listens only while the action runs, so it never clicks a window meant for a later action.
+ */
+export const approvingIfAsked = async <A>(context: BrowserContext, extensionId: string, action: () => Promise<A>) => {
+  const approvals: Array<Promise<string>> = []
+  const onPage = (page: Page) => {
+    if (page.url().startsWith(extensionUrl(extensionId, "approval.html"))) approvals.push(approve(page))
+  }
+  context.on("page", onPage)
+  try {
+    return await action()
+  } finally {
+    context.off("page", onPage)
+    await Promise.allSettled(approvals)
+  }
+}
+
+/** Clicks Revoke for `origin` on the extension's options page, as the user would. */
+export const revokeOrigin = async (context: BrowserContext, extensionId: string, origin: string) => {
+  const options = await context.newPage()
+  try {
+    await options.goto(extensionUrl(extensionId, "options.html"))
+    await options.locator(`button.revoke-origin[data-origin="${origin}"]`).click({ timeout: 10_000 })
+    await options
+      .locator(`button.revoke-origin[data-origin="${origin}"]`)
+      .waitFor({ state: "detached", timeout: 10_000 })
+  } finally {
+    await options.close()
+  }
+}
+
+/** Stops every service worker (ours is the only one) the way Chrome does when it idles one out. */
+export const stopServiceWorkers = async (context: BrowserContext, page: Page) => {
+  const cdp = await context.newCDPSession(page)
+  try {
+    await cdp.send("ServiceWorker.enable")
+    await cdp.send("ServiceWorker.stopAllWorkers")
+  } finally {
+    await cdp.detach()
+  }
+}

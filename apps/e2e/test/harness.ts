@@ -1,0 +1,118 @@
+// The suites' side of the chain: one Chain per test file (started before its cases, closed after them, with the
+// native host's log and Core's stderr printed when a case failed), the scripted agent's script fence, the parsing
+// of the lines it prints for each `call`, and /proc lookups of a session's processes.
+import { readdir, readFile } from "node:fs/promises"
+import path from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import type { Page } from "playwright-core"
+import { afterAll, afterEach, beforeAll } from "vitest"
+import { approving } from "../src/chain/Browser.ts"
+import { type Chain, type ChainOptions, startChain } from "../src/chain/Chain.ts"
+import type { Routes } from "../src/chain/Servers.ts"
+import { testPageRoutes } from "../src/chain/TestPage.ts"
+
+/** One chain for the file; its getters throw until beforeAll has started it. */
+export const chainForFile = (
+  options: Omit<ChainOptions, "routes"> & { readonly routes?: () => Promise<Routes> } = {}
+): (() => Chain) => {
+  let chain: Chain | undefined
+  let failed = false
+  beforeAll(async () => {
+    chain = await startChain({ ...options, routes: await (options.routes ?? testPageRoutes)() })
+  })
+  afterEach((context) => {
+    if (context.task.result?.state === "fail") failed = true
+  })
+  afterAll(async () => {
+    if (chain === undefined) return
+    if (failed) {
+      process.stderr.write(`\n--- native host log ---\n${await chain.hostLog()}\n`)
+      process.stderr.write(`--- pedelec-core stderr ---\n${chain.core?.stderr() ?? "(no Core)"}\n`)
+    }
+    await chain.close()
+  })
+  return () => {
+    if (chain === undefined) throw new Error("the file's chain has not started")
+    return chain
+  }
+}
+
+/** A script for the scripted agent, fenced the way it looks for it. */
+export const script = (...lines: ReadonlyArray<string>) => ["```pedelec-script", ...lines, "```"].join("\n")
+
+/** Creates a session from `page` (default input: the probe's tools), approving the origin in the popup. */
+export const createApproved = async (chain: Chain, page: Page) =>
+  approving(chain.context, chain.extensionId, () =>
+    page.evaluate(async (extensionId) => {
+      const session = await window.e2e.client(extensionId).createSession({ skills: window.e2e.skills })
+      window.e2e.keep(session)
+      return session.sessionId
+    }, chain.extensionId)
+  )
+
+export interface CliLine {
+  readonly exit: number
+  readonly output: {
+    readonly ok: boolean
+    readonly result?: unknown
+    readonly resultFile?: string
+    readonly bytes?: number
+    readonly error?: { readonly code: string; readonly message: string; readonly details?: Record<string, unknown> }
+  }
+}
+
+/** The lines the scripted agent printed for `call <tool>`: "tool <tool> exit <code>: <pedelec-cli's line> (… ms)". */
+export const cliLines = (chats: ReadonlyArray<string>, tool: string): Array<CliLine> =>
+  chats
+    .filter((text) => text.startsWith(`tool ${tool} exit `))
+    .map((line) => {
+      const colon = line.indexOf(": ")
+      const raw = line.slice(colon + 2).replace(/ \(\d+(\.\d+)? ms\)$/, "")
+      return {
+        exit: Number(line.slice(`tool ${tool} exit `.length, colon)),
+        output: JSON.parse(raw) as CliLine["output"]
+      }
+    })
+
+/** Polls until `check` holds; fails naming `what` (and the last value) after `timeoutMs`. */
+export const waitUntil = async <A>(
+  what: string,
+  probe: () => Promise<A>,
+  check: (value: A) => boolean,
+  timeoutMs = 15_000
+): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  while (true) {
+    const value = await probe()
+    if (check(value)) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`)
+    await sleep(100)
+  }
+}
+
+/** Pids of live (non-zombie) processes whose environment says PEDELEC_THREAD_ID=<sessionId>: agent, cli, … */
+export const sessionProcesses = async (sessionId: string): Promise<Array<number>> => {
+  const marker = `PEDELEC_THREAD_ID=${sessionId}`
+  const pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name))
+  const found = await Promise.all(
+    pids.map(async (pid) => {
+      const environ = await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")
+      if (!environ.split("\0").includes(marker)) return []
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "")
+      return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z") ? [] : [Number(pid)]
+    })
+  )
+  return found.flat()
+}
+
+/** The session's record as Core persists it (its `state` says whether it ended). */
+export const sessionState = async (home: string, sessionId: string): Promise<string | undefined> => {
+  try {
+    const record = JSON.parse(await readFile(path.join(home, "sessions", `${sessionId}.json`), "utf8")) as {
+      readonly state?: string
+    }
+    return record.state
+  } catch {
+    return undefined
+  }
+}
