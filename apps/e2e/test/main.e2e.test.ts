@@ -127,6 +127,7 @@ describe("turns on the http page", () => {
       async ({ sessionId, text }) => {
         const session = window.e2e.session(sessionId)
         let aborted = false
+        let statusDuringCall = ""
         let called: () => void = () => undefined
         const handlerRuns = new Promise<void>((resolve) => {
           called = resolve
@@ -135,6 +136,8 @@ describe("turns on the http page", () => {
           "wait",
           (_args, ctx) =>
             new Promise((resolve) => {
+              // Core reports the status before it offers the call, so the handler already sees it.
+              statusDuringCall = session.getStatus()
               ctx.signal.addEventListener("abort", () => {
                 aborted = true
                 resolve({ stopped: true })
@@ -144,12 +147,6 @@ describe("turns on the http page", () => {
         )
         const turn = session.sendText(text)
         await handlerRuns
-        // Core's status_changed follows its tool_call event, so the handler may start while the page still says
-        // "running"; the call is with the page until the status says so.
-        for (let waited = 0; session.getStatus() !== "waiting_tool_result" && waited < 5000; waited += 20) {
-          await new Promise((resolve) => setTimeout(resolve, 20))
-        }
-        const statusDuringCall = session.getStatus()
         await session.cancel()
         const result = await turn
         off()

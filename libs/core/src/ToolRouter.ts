@@ -146,11 +146,15 @@ export class ToolRouter extends Context.Service<
           call.timer = yield* Effect.sleep(delayMs).pipe(Effect.andThen(expire), Effect.forkIn(scope))
         })
 
-      /** Gives the head of the queue to the page: the event, the status, the timer. */
+      /**
+       * Gives the head of the queue to the page: the status, the event, the timer. The status comes first so that a
+       * handler, which runs when the event arrives, already sees `waiting_tool_result`.
+       */
       const offer = (sessionId: SessionId, state: SessionTools, call: Call) =>
         Effect.gen(function* () {
           const firstOffer = call.offeredAt === undefined
           call.offeredAt ??= Date.now()
+          if (firstOffer) yield* state.host.onPendingChange(true)
           yield* events.publish(sessionId, {
             type: "tool_call",
             turnId: call.turnId,
@@ -159,10 +163,7 @@ export class ToolRouter extends Context.Service<
             args: call.args,
             timeoutMs: call.tool.spec.timeoutMs
           })
-          if (firstOffer) {
-            yield* state.host.onPendingChange(true)
-            yield* startTimer(state, call, call.tool.spec.timeoutMs)
-          }
+          if (firstOffer) yield* startTimer(state, call, call.tool.spec.timeoutMs)
         }).pipe(Effect.orDie)
 
       type Ending =
