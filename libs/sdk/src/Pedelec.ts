@@ -83,15 +83,14 @@ export class Pedelec {
       })
     }
     const claimTools = options.claimTools === true
-    const info = await this.#link.request("resume_session", { sessionId: sessionId as never, claimTools })
-    const held = this.#sessions.get(info.sessionId)
+    const held = this.#sessions.get(sessionId)
     if (held !== undefined) {
-      if (claimTools) {
-        held.claim()
-        await held.resubscribe("request")
-      }
+      // The same handle again, picked up from the last seq it saw: a page's way to fill a gap it was told of.
+      if (claimTools) held.claim()
+      await held.follow("request")
       return held
     }
+    const info = await this.#link.request("resume_session", { sessionId: sessionId as never, claimTools })
     return this.#attach(info, claimTools, new Map())
   }
 

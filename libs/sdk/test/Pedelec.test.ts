@@ -194,6 +194,23 @@ describe("sessions", () => {
     expect(chrome.ports).toHaveLength(0)
   })
 
+  it("resumes a session it holds as the same handle, picked up from the last seq it saw", async () => {
+    const client = new Pedelec()
+    const observed = await client.resumeSession(SESSION_ID)
+    chrome.port.event({
+      type: "chat",
+      sessionId: SESSION_ID as never,
+      seq: 4,
+      at: 1,
+      turnId: "t".repeat(8) as never,
+      text: "a"
+    })
+    const again = await client.resumeSession(SESSION_ID, { claimTools: true })
+    expect(again).toBe(observed)
+    expect(chrome.requests("resume_session").map((r) => r.params.claimTools)).toEqual([false, true])
+    expect(chrome.requests("subscribe").map((r) => r.params.afterSeq)).toEqual([0, 4])
+  })
+
   it("subscribes after the last seq the creation answer reported", async () => {
     chrome.on("create_session", () => ({ result: sessionInfo({ lastSeq: 7 }) }))
     await new Pedelec().createSession()

@@ -118,7 +118,7 @@ export class PageConnection extends Context.Service<
             return answer(Exit.fail(lost.error))
           }
           const sessionId = lost.subscription === undefined ? undefined : subscriptions.get(lost.subscription)
-          // A lost event is a gap the page must hear of; it re-subscribes from its last seq.
+          // A lost event is a gap the page must hear of (resumeSession() picks the session up from its last seq).
           if (sessionId !== undefined) post({ kind: "notice", sessionId, error: lost.error.toWire() })
         }
 

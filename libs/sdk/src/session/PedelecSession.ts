@@ -211,14 +211,23 @@ export class PedelecSession<ToolName extends string = string> {
    * throws: a session that is gone ends here, any other failure is reported to the page.
    */
   async resubscribe(via: "send" | "request"): Promise<void> {
+    try {
+      await this.follow(via)
+    } catch (error) {
+      if (error instanceof PedelecError) this.report(error)
+    }
+  }
+
+  /** @internal As `resubscribe`, for `resumeSession` on a held session: a failure is the caller's. */
+  async follow(via: "send" | "request"): Promise<void> {
     if (this.#isEnded) return
     const call = via === "send" ? this.#link.send.bind(this.#link) : this.#link.request.bind(this.#link)
     try {
       await call("resume_session", { sessionId: this.#id, claimTools: this.#claimsTools })
       await call("subscribe", { sessionId: this.#id, afterSeq: this.#lastSeq })
     } catch (error) {
-      if (hasCode(error, "SESSION_ENDED", "SESSION_NOT_FOUND")) return this.#markEnded("sdk")
-      if (error instanceof PedelecError) this.report(error)
+      if (hasCode(error, "SESSION_ENDED", "SESSION_NOT_FOUND")) this.#markEnded("sdk")
+      throw error
     }
   }
 
