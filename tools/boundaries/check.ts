@@ -44,10 +44,11 @@ interface Project {
   readonly deps: ReadonlySet<string>
 }
 
-type Zone = "src" | "test" | "scripts"
+/** `scripts/` and `bench/` are Node-run helpers (builds, benchmarks) even in browser projects. */
+type Zone = "src" | "test" | "scripts" | "bench"
 type Json = Record<string, unknown>
 
-const ZONES: ReadonlyArray<Zone> = ["src", "test", "scripts"]
+const ZONES: ReadonlyArray<Zone> = ["src", "test", "scripts", "bench"]
 const PROJECT_PARENTS = ["libs", "apps"]
 const SKIPPED_DIRS = new Set(["node_modules", "dist"])
 const SOURCE_FILE = /\.(ts|tsx|mts)$/
@@ -250,8 +251,8 @@ const checkImport = (site: ImportSite, spec: string): Array<Finding> => {
     const allowed = "effect, vitest, @effect/vitest, fast-check, re2js, node builtins and contracts itself"
     findings.push(["contracts-imports", `contracts tests may import only ${allowed}; drop "${spec}"`])
   }
-  // scripts/ are Node-run build helpers even in browser projects, so only src/ and test/ must stay browser-safe.
-  const browserSafe = project.platform === "platform:browser" && zone !== "scripts"
+  // Only src/ and test/ of a browser project must stay browser-safe.
+  const browserSafe = project.platform === "platform:browser" && (zone === "src" || zone === "test")
   const nodeMessage = browserSafe ? browserMessage(spec, target === project ? undefined : target) : undefined
   if (nodeMessage) findings.push(["browser-imports-node", nodeMessage])
   if (BUNDLED_PLATFORMS.has(project.platform ?? "") && zone === "src" && spec === "effect") {

@@ -27,16 +27,20 @@ export interface LaunchOptions {
   /** The unpacked extension; undefined launches Chromium without it. */
   readonly extensionDir: string | undefined
   readonly extensionId: string
+  /** More unpacked extensions loaded beside it (the bench's echo relay); Chromium takes one comma-separated list. */
+  readonly extraExtensionDirs?: ReadonlyArray<string>
   readonly headless: boolean
   /** Inherited by the native host the browser starts. */
   readonly env?: Readonly<Record<string, string>>
 }
 
 export const launchBrowser = async (options: LaunchOptions): Promise<BrowserContext> => {
+  const dirs = [
+    ...(options.extensionDir === undefined ? [] : [options.extensionDir]),
+    ...(options.extraExtensionDirs ?? [])
+  ]
   const extension =
-    options.extensionDir === undefined
-      ? []
-      : [`--disable-extensions-except=${options.extensionDir}`, `--load-extension=${options.extensionDir}`]
+    dirs.length === 0 ? [] : [`--disable-extensions-except=${dirs.join(",")}`, `--load-extension=${dirs.join(",")}`]
   const context = await chromium.launchPersistentContext(options.profileDir, {
     executablePath: CHROMIUM,
     headless: options.headless,

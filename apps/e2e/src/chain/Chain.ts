@@ -26,6 +26,10 @@ export interface ChainOptions {
   readonly loadExtension?: boolean
   readonly https?: boolean
   readonly headless?: boolean
+  /** Unpacked extensions loaded beside Pedelec's (the bench's echo relay). */
+  readonly extraExtensionDirs?: ReadonlyArray<string>
+  /** Runs on the fresh profile before Chromium starts, e.g. to register another native host in it. */
+  readonly prepareProfile?: (profileDir: string) => Promise<void>
 }
 
 export interface Chain {
@@ -66,6 +70,7 @@ export const startChain = async (options: ChainOptions): Promise<Chain> => {
     if (options.registerHost !== false) {
       await registerHost({ profileDir, pedelecHome: home, extensionId, logFile })
     }
+    if (options.prepareProfile !== undefined) await options.prepareProfile(profileDir)
     const certificate = options.https === false ? undefined : await makeCertificate(scratch)
     const origins = await serve(options.routes, certificate)
     cleanups.push(origins.close)
@@ -74,6 +79,7 @@ export const startChain = async (options: ChainOptions): Promise<Chain> => {
       profileDir,
       extensionDir: loadExtension ? LAYOUT.extensionDir : undefined,
       extensionId,
+      ...(options.extraExtensionDirs === undefined ? {} : { extraExtensionDirs: options.extraExtensionDirs }),
       headless: options.headless ?? true
     })
     cleanups.push(() => context.close())
