@@ -6,6 +6,7 @@
  */
 import net from "node:net"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
+import { LineSplitter } from "@pedelec/contracts/node/Lines"
 import type { ErrorDetails } from "@pedelec/contracts/PedelecError"
 import type { ToolError } from "@pedelec/contracts/Tool"
 import { dropped, type Endpoint, garbled, OPEN_TIMEOUT_MS, openFailure, type Refusal } from "./Reach.ts"
@@ -83,7 +84,7 @@ export const connect = (at: Endpoint): Promise<Wire | Refusal> =>
     }, OPEN_TIMEOUT_MS)
     let connected = false
     let nextId = 0
-    let buffer = ""
+    const lines = new LineSplitter(MAX_LINE)
     let pending: { readonly id: string; readonly settle: (answer: Answer) => void } | undefined
     const settle = (answer: Answer) => {
       const current = pending
@@ -93,16 +94,14 @@ export const connect = (at: Endpoint): Promise<Wire | Refusal> =>
     const lost = (cause: string) => settle({ _tag: "Refusal", refusal: dropped(at, cause) })
     socket.setEncoding("utf8")
     socket.on("data", (chunk: string) => {
-      buffer += chunk
-      for (let nl = buffer.indexOf("\n"); nl !== -1; nl = buffer.indexOf("\n")) {
-        const line = buffer.slice(0, buffer[nl - 1] === "\r" ? nl - 1 : nl)
-        buffer = buffer.slice(nl + 1)
+      const pushed = lines.push(chunk)
+      if (pushed._tag === "TooLong") return settle({ _tag: "Refusal", refusal: garbled(at, "a line over 16 MiB") })
+      for (const line of pushed.lines) {
         if (line === "") continue
         if (pending === undefined) return lost(`an unasked message: ${line.slice(0, 200)}`)
         const answer = decodeLine(line, pending.id, at)
         if (answer !== undefined) settle(answer)
       }
-      if (buffer.length > MAX_LINE) settle({ _tag: "Refusal", refusal: garbled(at, "a line over 16 MiB") })
     })
     socket.once("connect", () => {
       connected = true

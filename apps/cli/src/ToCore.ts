@@ -4,12 +4,14 @@
  * and proves the host role (core.json's launch secret) on every request with a client middleware. Every way of not
  * reaching Core becomes a CliFailure in Reach's words. The agent commands use AgentWire instead.
  */
+
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { AUTH_HEADERS, CoreRuntimeInfo, HelloRpcs, HostAuth, HostRpcs } from "@pedelec/contracts/node/CoreLink"
 import type { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import type { PublicSettings, SecretName, Settings } from "@pedelec/contracts/Settings"
 import { type CorePathsShape, resolveCorePaths } from "@pedelec/core/CorePaths"
+import { layerNdjson } from "@pedelec/core/Ndjson"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -18,7 +20,6 @@ import * as Layer from "effect/Layer"
 import * as RpcClient from "effect/rpc/RpcClient"
 import type { RpcClientError } from "effect/rpc/RpcClientError"
 import * as RpcMiddleware from "effect/rpc/RpcMiddleware"
-import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as Schema from "effect/Schema"
 import * as Socket from "effect/socket/Socket"
 import { CliFailure } from "./CliFailure.ts"
@@ -71,7 +72,7 @@ const protocol = (socketPath: string) =>
         NodeSocket.makeNet({ path: socketPath, openTimeout: Duration.millis(OPEN_TIMEOUT_MS) })
       )
     ),
-    Layer.provide(RpcSerialization.layerNdjson)
+    Layer.provide(layerNdjson)
   )
 
 /** Sends one proof header on every request of the group the middleware guards. */

@@ -4,6 +4,7 @@
  * settings and providers (launch secret checked by `HostAuth`), with canned tools. It writes `run/core.json` (0600)
  * into a temp PEDELEC_HOME and records what the CLI sent, so tests can assert what reached Core.
  */
+
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
@@ -23,11 +24,11 @@ import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import { DEFAULT_SETTINGS, type PublicSettings } from "@pedelec/contracts/Settings"
+import { layerNdjson } from "@pedelec/core/Ndjson"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as References from "effect/References"
-import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as RpcServer from "effect/rpc/RpcServer"
 import * as Scope from "effect/Scope"
 
@@ -263,7 +264,7 @@ export const startFakeCore = async (options: FakeCoreOptions = {}): Promise<Fake
   const server = RpcServer.layer(HelloRpcs.merge(AgentRpcs, HostRpcs)).pipe(
     Layer.provide([handlers(recorded, options), AgentAuthLive, HostAuthLive]),
     Layer.provide(RpcServer.layerProtocolSocketServer),
-    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(layerNdjson),
     Layer.provide(NodeSocketServer.layer({ path: socketPath })),
     // A CLI killed mid-call resets its connection; the server would log that, which is noise here.
     Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))

@@ -1,6 +1,7 @@
 // A real headless Core for tests: the built `pedelec-core` in a temp PEDELEC_HOME as a child process, the scripted
 // provider enabled, the built pedelec-cli on the agents' PATH, and RPC clients (host or agent role) over the real
 // socket. Also what the suites need to look at real processes: /proc scans, pid checks, running pedelec-cli.
+
 import { type ChildProcess, spawn } from "node:child_process"
 import { lstat, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises"
 import os from "node:os"
@@ -15,11 +16,12 @@ import { AUTH_HEADERS, type CoreRuntimeInfo, HelloRpcs, HostAuth, HostRpcs } fro
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { CreateSessionInput } from "@pedelec/contracts/Session"
 import type { ToolOutcome } from "@pedelec/contracts/Tool"
+import { layerNdjson } from "@pedelec/core/Ndjson"
 import * as Effect from "effect/Effect"
 import * as Headers from "effect/http/Headers"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import { RpcClient, RpcMiddleware, RpcSerialization } from "effect/rpc"
+import { RpcClient, RpcMiddleware } from "effect/rpc"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { afterAll, beforeAll } from "vitest"
@@ -132,7 +134,7 @@ export const AgentClientRpcs = HelloRpcs.merge(AgentRpcs)
 const socketProtocol = (socketPath: string) =>
   RpcClient.layerProtocolSocket().pipe(
     Layer.provide(NodeSocket.layerNet({ path: socketPath })),
-    Layer.provide(RpcSerialization.layerNdjson)
+    Layer.provide(layerNdjson)
   )
 
 /** The proof headers a client sends on every guarded request; a test may send the wrong one, or none. */

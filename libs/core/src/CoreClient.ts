@@ -3,6 +3,7 @@
  * and get a typed RPC client whose requests carry the launch secret. The connection lives as long as the caller's
  * scope. Used by the native host, the bench and the tests; pedelec-cli has its own lighter client.
  */
+
 import { readFile } from "node:fs/promises"
 import { NodeSocket } from "@effect/platform-node"
 import { AUTH_HEADERS, CoreRuntimeInfo, HelloRpcs, HostAuth, HostRpcs } from "@pedelec/contracts/node/CoreLink"
@@ -11,8 +12,9 @@ import { type Component, PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import * as Effect from "effect/Effect"
 import * as Headers from "effect/http/Headers"
 import * as Layer from "effect/Layer"
-import { RpcClient, RpcMiddleware, RpcSerialization } from "effect/rpc"
+import { RpcClient, RpcMiddleware } from "effect/rpc"
 import * as Schema from "effect/Schema"
+import { layerNdjson } from "./Ndjson.ts"
 
 export const HostClientRpcs = HelloRpcs.merge(HostRpcs)
 
@@ -37,7 +39,7 @@ export const connectHost = Effect.fn("CoreClient.connectHost")(function* (
 ) {
   const protocol = RpcClient.layerProtocolSocket().pipe(
     Layer.provide(NodeSocket.layerNet({ path: info.socketPath })),
-    Layer.provide(RpcSerialization.layerNdjson)
+    Layer.provide(layerNdjson)
   )
   const auth = RpcMiddleware.layerClient(HostAuth, ({ request, next }) =>
     next({ ...request, headers: Headers.set(request.headers, AUTH_HEADERS.launchSecret, info.launchSecret) })

@@ -4,6 +4,7 @@
  * NDJSON, requests concurrently. It writes `run/core.json` (0600) once it listens and removes it and the socket when
  * it stops. What the methods do is the services'; who may call them is CoreAuth's.
  */
+
 import { chmod, mkdir, rename, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { NodeSocketServer } from "@effect/platform-node"
@@ -13,13 +14,14 @@ import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { RpcSerialization, RpcServer } from "effect/rpc"
+import { RpcServer } from "effect/rpc"
 import { AgentAuthLive, CoreSecret, HostAuthLive } from "./CoreAuth.ts"
 import { CoreConfig } from "./CoreConfig.ts"
 import { CorePaths } from "./CorePaths.ts"
 import { AgentHandlers } from "./FromAgent.ts"
 import { HostHandlers } from "./FromHost.ts"
 import { mintLaunchSecret } from "./Mint.ts"
+import { layerNdjson } from "./Ndjson.ts"
 
 export const CoreRpcs = HelloRpcs.merge(HostRpcs, AgentRpcs)
 
@@ -99,6 +101,6 @@ export const CoreSecretLive = Layer.sync(CoreSecret, () => ({ launchSecret: mint
 export const CoreServerLayer = Layer.mergeAll(RpcServer.layer(CoreRpcs, { concurrency: "unbounded" }), Announce).pipe(
   Layer.provide([HelloHandlers, HostHandlers, AgentHandlers, HostAuthLive, AgentAuthLive]),
   Layer.provide(RpcServer.layerProtocolSocketServer),
-  Layer.provide(RpcSerialization.layerNdjson),
+  Layer.provide(layerNdjson),
   Layer.provide(SocketServerLive)
 )
