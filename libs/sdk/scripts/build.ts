@@ -15,7 +15,8 @@ await tsup({
   format: "esm",
   platform: "browser",
   target: "es2022",
-  dts: true,
+  // `@internal` members (the session hooks the client calls) stay out of what page authors see.
+  dts: { compilerOptions: { stripInternal: true } },
   noExternal: [/^@pedelec\//],
   external: [/^effect(\/|$)/],
   tsconfig: path.join(root, "tsconfig.json"),
