@@ -44,11 +44,11 @@ interface Project {
   readonly deps: ReadonlySet<string>
 }
 
-/** `scripts/` and `bench/` are Node-run helpers (builds, benchmarks) even in browser projects. */
-type Zone = "src" | "test" | "scripts" | "bench"
+/** `scripts/`, `bench/` and `conformance/` are Node-run (builds, benchmarks, live suites) even in browser projects. */
+type Zone = "src" | "test" | "scripts" | "bench" | "conformance"
 type Json = Record<string, unknown>
 
-const ZONES: ReadonlyArray<Zone> = ["src", "test", "scripts", "bench"]
+const ZONES: ReadonlyArray<Zone> = ["src", "test", "scripts", "bench", "conformance"]
 const PROJECT_PARENTS = ["libs", "apps"]
 const SKIPPED_DIRS = new Set(["node_modules", "dist"])
 const SOURCE_FILE = /\.(ts|tsx|mts)$/

@@ -5,6 +5,10 @@
  */
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
+import { ClaudeAdapter } from "@pedelec/providers/claude/ClaudeAdapter"
+import { CodexAdapter } from "@pedelec/providers/codex/CodexAdapter"
+import { GeminiAdapter } from "@pedelec/providers/gemini/GeminiAdapter"
+import { OpencodeAdapter } from "@pedelec/providers/opencode/OpencodeAdapter"
 import type { ProviderAdapter } from "@pedelec/providers/Provider"
 import { ScriptedAdapter } from "@pedelec/providers/scripted/ScriptedAdapter"
 import * as Context from "effect/Context"
@@ -60,5 +64,11 @@ export class Providers extends Context.Service<
       })
     )
 
-  static readonly layer = Providers.layerWith([ScriptedAdapter])
+  static readonly layer = Providers.layerWith([
+    ScriptedAdapter,
+    ClaudeAdapter,
+    CodexAdapter,
+    GeminiAdapter,
+    OpencodeAdapter
+  ])
 }
