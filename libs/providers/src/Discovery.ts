@@ -2,12 +2,13 @@
  * Discovery — finds an agent CLI the way a user's machine has it: every directory of PATH, then the usual per-OS
  * install folders (a desktop app started from the dock does not inherit the shell's PATH, so `~/.local/bin` or
  * Homebrew's folder may be missing from it). Each candidate is asked `--version`; the newest wins, and the path
- * order breaks ties. Adapters turn the result into their `ProviderInfo`; running the CLI is theirs.
+ * order breaks ties. `detected` turns the result into an adapter's `ProviderInfo`; running the CLI is the adapter's.
  */
 import { execFile } from "node:child_process"
 import { constants } from "node:fs"
 import { access, realpath } from "node:fs/promises"
 import path from "node:path"
+import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 
 export interface CliSpec {
@@ -129,3 +130,31 @@ export const discover = (
     }
     return best
   })
+
+export interface Detected {
+  /** Looks again (a rescan) and reports what `listProviders()` shows. */
+  readonly detect: Effect.Effect<ProviderInfo>
+  /** The CLI a session starts: the one found last, else a fresh look. */
+  readonly cli: Effect.Effect<FoundCli | undefined>
+}
+
+/** An adapter's `detect` over Discovery, remembering the copy found so that starting a session needs no new look. */
+export const detected = (
+  about: Omit<ProviderInfo, "available" | "version" | "error">,
+  spec: CliSpec,
+  notFound: string,
+  env?: DiscoveryEnv
+): Detected => {
+  let found: FoundCli | undefined
+  const find = Effect.suspend(() => discover(spec, env)).pipe(Effect.tap((cli) => Effect.sync(() => (found = cli))))
+  const detect = Effect.map(
+    find,
+    (cli): ProviderInfo => ({
+      ...about,
+      available: cli !== undefined,
+      version: cli?.version ?? null,
+      error: cli === undefined ? notFound : null
+    })
+  )
+  return { detect, cli: Effect.suspend(() => (found === undefined ? find : Effect.succeed(found))) }
+}

@@ -18,11 +18,11 @@ import * as ProcessTree from "../src/ProcessTree.ts"
 import type { SessionProcess } from "../src/Provider.ts"
 import {
   decodeAgentLine,
-  type LineCounts,
   makeScriptedAdapter,
   resolveAgentPath,
   ScriptedAdapter
 } from "../src/scripted/ScriptedAdapter.ts"
+import type { LineCounts } from "../src/TurnProcess.ts"
 import { pidExists, tempDir, waitFor, waitGone } from "./support.ts"
 
 const enabled = makeScriptedAdapter({ env: { PEDELEC_ENABLE_SCRIPTED: "1" } })

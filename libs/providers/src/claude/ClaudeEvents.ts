@@ -11,6 +11,7 @@ import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { OutputLine } from "../OutputLines.ts"
+import type { LineCounts } from "../TurnProcess.ts"
 
 const PROVIDER = "claude"
 const MAX_MESSAGE = 8192
@@ -18,12 +19,6 @@ const MAX_DETAIL = 4096
 const MAX_NAME = 256
 /** A failed tool's text is kept short in the monitor: it may quote the page's data. */
 const MAX_RESULT_PREVIEW = 512
-
-/** What one turn's decoding could not use: unreadable lines (`skipped`) and well-formed unknown events (`ignored`). */
-export interface LineCounts {
-  skipped: number
-  ignored: number
-}
 
 const Text = Schema.String
 /** Set on lines a subagent produced; only the main conversation is chat. */

@@ -13,6 +13,7 @@ import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { OutputLine } from "../OutputLines.ts"
+import type { LineCounts } from "../TurnProcess.ts"
 
 const PROVIDER = "codex"
 const MAX_MESSAGE = 8192
@@ -22,12 +23,6 @@ const MAX_NAME = 256
 const MAX_OUTPUT_PREVIEW = 512
 /** Warnings are for logs; a runaway CLI must not grow them without bound. */
 const MAX_WARNINGS = 32
-
-/** What one turn's decoding could not use: unreadable lines (`skipped`) and well-formed unknown events (`ignored`). */
-export interface LineCounts {
-  skipped: number
-  ignored: number
-}
 
 const Text = Schema.String
 const Count = Schema.optionalKey(Schema.NullOr(Schema.Number))

@@ -19,22 +19,20 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
-import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { EffortSupport, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import { type AgentHandle, AgentProcess } from "../AgentProcess.ts"
-import { type DiscoveryEnv, discover, type FoundCli } from "../Discovery.ts"
-import type { EffortAllowList, ProviderAdapter, SessionProcess, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import { AgentProcess } from "../AgentProcess.ts"
+import { type DiscoveryEnv, detected } from "../Discovery.ts"
+import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { GeminiTurnDecoder } from "./GeminiEvents.ts"
 
 const PROVIDER = "gemini"
 const NAME = "Gemini CLI"
 /** After `result`, how long gemini gets to exit on its own before the scope's kill sequence runs. */
 const EXIT_WAIT_MS = 2_000
-const STDERR_IN_MESSAGE = 2_000
 /** gemini's exit code when it has no usable credentials (no key, a refused login). */
 const EXIT_AUTH = 41
 
@@ -126,122 +124,47 @@ const policyDir = Effect.acquireRelease(
 )
 
 export const makeGeminiAdapter = (options: GeminiAdapterOptions = {}): ProviderAdapter => {
-  let found: FoundCli | undefined
-  const find = Effect.suspend(() => discover({ commands: ["gemini"], versionArgs: ["--version"] }, options.env)).pipe(
-    Effect.tap((cli) => Effect.sync(() => (found = cli)))
-  )
-
-  const detect = Effect.map(
-    find,
-    (cli): ProviderInfo => ({
-      code: PROVIDER,
-      name: NAME,
-      available: cli !== undefined,
-      version: cli?.version ?? null,
-      error: cli === undefined ? NOT_FOUND : null,
-      experimental: false,
-      effort: EFFORT
-    })
+  const { detect, cli: located } = detected(
+    { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
+    { commands: ["gemini"], versionArgs: ["--version"] },
+    NOT_FOUND,
+    options.env
   )
 
   const startSession = Effect.fn("GeminiAdapter.start")(function* (session: SessionProcessOptions) {
-    const agent = yield* AgentProcess
-    const cli = found ?? (yield* find)
+    const cli = yield* located
     if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
     const policyFile = session.fullAccess ? "" : path.join(yield* policyDir, POLICY_FILE_NAME)
-    // Turns still running when the session closes are stopped with it: no process outlives its session.
-    const active = new Map<AgentHandle, { interrupted: boolean }>()
-    yield* Effect.addFinalizer(() =>
-      Effect.forEach([...active.keys()], (handle) => handle.terminate, { concurrency: "unbounded", discard: true })
-    )
-
-    const finish = (handle: AgentHandle, terminal: boolean) =>
-      Effect.gen(function* () {
-        if (terminal) {
-          yield* Effect.timeoutOption(handle.exit, EXIT_WAIT_MS)
-          return Stream.empty
-        }
-        const exit = yield* handle.exit
-        // An interrupted turn ends quietly: Core asked for it and reports the cancellation itself.
-        if (active.get(handle)?.interrupted === true || exit.code === 0) return Stream.empty
-        const stderr = yield* handle.stderrTail
-        const shown = stderr === "" ? "it printed nothing on stderr" : `stderr: ${stderr.slice(-STDERR_IN_MESSAGE)}`
-        if (exit.code === EXIT_AUTH) {
-          // No result line, but gemini said why on stderr: missing or refused credentials.
-          const message = stderr === "" ? "Gemini CLI has no usable credentials; sign in by running `gemini`." : stderr
-          return Stream.make<Array<ProviderEvent>>({
-            type: "error",
-            code: "PROVIDER_AUTH_REQUIRED",
-            message: message.slice(-STDERR_IN_MESSAGE),
-            details: { provider: PROVIDER, exitCode: exit.code }
-          })
-        }
-        return Stream.fail(
-          PedelecError.fromCode("PROVIDER_FAILED", "provider", {
-            details: {
-              provider: PROVIDER,
-              reason: `gemini ended without finishing the turn (${exit.description}; ${shown})`,
-              exitCode: exit.code ?? null,
-              stderr
-            }
-          })
-        )
-      })
-
-    const send = (turn: TurnInput): Stream.Stream<ProviderEvent, PedelecError> =>
-      Stream.unwrap(
-        Effect.gen(function* () {
-          const handle = yield* agent.spawn({
-            provider: PROVIDER,
-            command: cli.path,
-            args: geminiArgs(session, turn, policyFile),
-            cwd: session.workspace,
-            env: geminiEnv(session),
-            inheritEnv: true,
-            stdin: turn.prompt
-          })
-          active.set(handle, { interrupted: false })
-          yield* Effect.addFinalizer(() => Effect.sync(() => active.delete(handle)))
-          const decoder = new GeminiTurnDecoder()
-          let terminal = false
-          const isTerminal = (event: ProviderEvent) => event.type === "completed" || event.type === "error"
-          const events = handle.lines.pipe(
-            Stream.flatMap((line) => Stream.fromIterable(decoder.decode(line))),
-            Stream.tap((event) =>
-              Effect.sync(() => {
-                terminal ||= isTerminal(event)
-              })
-            ),
-            Stream.takeUntil(isTerminal)
-          )
-          const ending = Stream.unwrap(Effect.suspend(() => finish(handle, terminal)))
-          const report = Effect.suspend(() =>
-            decoder.counts.skipped + decoder.counts.ignored === 0
-              ? Effect.void
-              : Effect.logDebug("gemini output lines not used", { ...decoder.counts })
-          )
-          return Stream.concat(events, ending).pipe(Stream.ensuring(report))
-        })
-      )
-
-    const interrupt = Effect.suspend(() =>
-      Effect.forEach(
-        [...active.entries()],
-        ([handle, flags]) =>
-          Effect.andThen(
-            Effect.sync(() => (flags.interrupted = true)),
-            handle.interrupt
-          ),
-        { discard: true }
-      )
-    )
-    const processes = Effect.suspend(() =>
-      Effect.map(
-        Effect.forEach([...active.keys()], (handle) => handle.processes),
-        (lists) => lists.flat()
-      )
-    )
-    return { send, interrupt, processes } satisfies SessionProcess
+    return yield* makeTurnProcess({
+      provider: PROVIDER,
+      label: "gemini",
+      spawn: (turn: TurnInput) => ({
+        command: cli.path,
+        args: geminiArgs(session, turn, policyFile),
+        cwd: session.workspace,
+        env: geminiEnv(session),
+        inheritEnv: true,
+        stdin: turn.prompt
+      }),
+      decoder: () => new GeminiTurnDecoder(),
+      exitWaitMs: EXIT_WAIT_MS,
+      cleanExitCompletes: false,
+      // No result line, but gemini said why on stderr: missing or refused credentials.
+      explainExit: (exit, stderr) =>
+        exit.code === EXIT_AUTH
+          ? [
+              {
+                type: "error",
+                code: "PROVIDER_AUTH_REQUIRED",
+                message: (stderr === ""
+                  ? "Gemini CLI has no usable credentials; sign in by running `gemini`."
+                  : stderr
+                ).slice(-2_000),
+                details: { provider: PROVIDER, exitCode: exit.code }
+              }
+            ]
+          : undefined
+    })
   })
   const start = (session: SessionProcessOptions) =>
     startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))

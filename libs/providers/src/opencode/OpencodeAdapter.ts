@@ -1,43 +1,18 @@
-/**
- * OpencodeAdapter — the `opencode` provider (verified with opencode 1.18.33): one `opencode run --format json`
- * process per turn through AgentProcess, the prompt on stdin (as argv, a prompt with spaces reaches the model wrapped
- * in quotes with its inner quotes escaped), always `--dir <workspace>` (a resume run elsewhere hangs after the model
- * call), `-s <sessionID>` to resume, `-m provider/model` and `--variant=<name>` (effort) when set; stdout decoded by
- * OpencodeEvents. It owns the invocation: permissions, resume, model, effort and environment. Finding the CLI is
- * Discovery's; stall timeouts, tool routing and session events are Core's.
- *
- * Permission modes (this text is the docs' provider table row):
- * - Least privilege (default): opencode runs as agent `pedelec`, defined in OPENCODE_CONFIG_CONTENT with the
- *   permission rules `*: deny`, then `read`, `edit` (write and edit), `glob`, `grep`, `list`, `todowrite` allowed,
- *   `external_directory: deny`, and `bash` denied except `pedelec-cli *` and `pedelec-deno *`. opencode parses shell
- *   commands, so `pedelec-cli x && other` and `pedelec-cli $(other)` are refused too; file tools work inside the
- *   workspace only; web fetch, subagents, skills and MCP tools are not offered. Agent rules come after the user's
- *   own top-level `permission` rules and the last matching rule wins, so the user's looser rules cannot widen this
- *   (top-level rules would merge key by key and could). OPENCODE_DISABLE_PROJECT_CONFIG=1 keeps the workspace's
- *   `opencode.json` and `.opencode/` out: a plugin written there would otherwise run inside opencode next turn.
- *   Denied calls fail with opencode's "The user has specified a rule which prevents you…", which the model reads;
- *   `ask` would be refused too (run is non-interactive), `deny` says so plainly.
- * - Full access (a per-origin opt-in in the desktop app): opencode's default agent with `--auto`, which approves
- *   every request the user's own config does not explicitly deny; project config loads as usual.
- * The user's global config and login (providers, keys, default model) apply in both modes.
- */
-import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { EffortSupport, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
-import { type AgentHandle, AgentProcess } from "../AgentProcess.ts"
-import { type DiscoveryEnv, discover, type FoundCli } from "../Discovery.ts"
-import type { EffortAllowList, ProviderAdapter, SessionProcess, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import { AgentProcess } from "../AgentProcess.ts"
+import { type DiscoveryEnv, detected } from "../Discovery.ts"
+import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { OpencodeTurnDecoder } from "./OpencodeEvents.ts"
 
 const PROVIDER = "opencode"
 const NAME = "opencode"
 /** After the last step, how long opencode gets to exit on its own (it is still saving the session). */
 const EXIT_WAIT_MS = 5_000
-const STDERR_IN_MESSAGE = 2_000
 /** opencode kills a shell command after 2 minutes by default; a page tool call may legitimately last its longest. */
 const BASH_TIMEOUT_MS = TOOL_LIMITS.maxTimeoutMs * TOOL_LIMITS.maxProgressFactor + 60_000
 export const OPENCODE_AGENT = "pedelec"
@@ -120,113 +95,32 @@ export interface OpencodeAdapterOptions {
 }
 
 export const makeOpencodeAdapter = (options: OpencodeAdapterOptions = {}): ProviderAdapter => {
-  let found: FoundCli | undefined
-  const find = Effect.suspend(() => discover({ commands: ["opencode"], versionArgs: ["--version"] }, options.env)).pipe(
-    Effect.tap((cli) => Effect.sync(() => (found = cli)))
-  )
-
-  const detect = Effect.map(
-    find,
-    (cli): ProviderInfo => ({
-      code: PROVIDER,
-      name: NAME,
-      available: cli !== undefined,
-      version: cli?.version ?? null,
-      error: cli === undefined ? NOT_FOUND : null,
-      experimental: false,
-      effort: EFFORT
-    })
+  const { detect, cli: located } = detected(
+    { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
+    { commands: ["opencode"], versionArgs: ["--version"] },
+    NOT_FOUND,
+    options.env
   )
 
   const startSession = Effect.fn("OpencodeAdapter.start")(function* (session: SessionProcessOptions) {
-    const agent = yield* AgentProcess
-    const cli = found ?? (yield* find)
+    const cli = yield* located
     if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
-    // Turns still running when the session closes are stopped with it: no process outlives its session.
-    const active = new Map<AgentHandle, { interrupted: boolean }>()
-    yield* Effect.addFinalizer(() =>
-      Effect.forEach([...active.keys()], (handle) => handle.terminate, { concurrency: "unbounded", discard: true })
-    )
-
-    const finish = (handle: AgentHandle, terminal: boolean) =>
-      Effect.gen(function* () {
-        if (terminal) {
-          yield* Effect.timeoutOption(handle.exit, EXIT_WAIT_MS)
-          return Stream.empty
-        }
-        const exit = yield* handle.exit
-        // An interrupted turn ends quietly: Core asked for it and reports the cancellation itself.
-        if (active.get(handle)?.interrupted === true) return Stream.empty
-        // opencode prints a step_finish before a clean exit; exit 0 without one still finished the turn.
-        if (exit.code === 0) return Stream.make<Array<ProviderEvent>>({ type: "completed" })
-        const stderr = yield* handle.stderrTail
-        const shown = stderr === "" ? "it printed nothing on stderr" : `stderr: ${stderr.slice(-STDERR_IN_MESSAGE)}`
-        return Stream.fail(
-          PedelecError.fromCode("PROVIDER_FAILED", "provider", {
-            details: {
-              provider: PROVIDER,
-              reason: `opencode ended without finishing the turn (${exit.description}; ${shown})`,
-              exitCode: exit.code ?? null,
-              stderr
-            }
-          })
-        )
-      })
-
-    const send = (turn: TurnInput): Stream.Stream<ProviderEvent, PedelecError> =>
-      Stream.unwrap(
-        Effect.gen(function* () {
-          const handle = yield* agent.spawn({
-            provider: PROVIDER,
-            command: cli.path,
-            args: opencodeArgs(session, turn),
-            cwd: session.workspace,
-            env: opencodeEnv(session),
-            inheritEnv: true,
-            stdin: turn.prompt
-          })
-          active.set(handle, { interrupted: false })
-          yield* Effect.addFinalizer(() => Effect.sync(() => active.delete(handle)))
-          const decoder = new OpencodeTurnDecoder()
-          let terminal = false
-          const isTerminal = (event: ProviderEvent) => event.type === "completed" || event.type === "error"
-          const events = handle.lines.pipe(
-            Stream.flatMap((line) => Stream.fromIterable(decoder.decode(line))),
-            Stream.tap((event) =>
-              Effect.sync(() => {
-                terminal ||= isTerminal(event)
-              })
-            ),
-            Stream.takeUntil(isTerminal)
-          )
-          const ending = Stream.unwrap(Effect.suspend(() => finish(handle, terminal)))
-          const report = Effect.suspend(() =>
-            decoder.counts.skipped + decoder.counts.ignored === 0
-              ? Effect.void
-              : Effect.logDebug("opencode output lines not used", { ...decoder.counts })
-          )
-          return Stream.concat(events, ending).pipe(Stream.ensuring(report))
-        })
-      )
-
-    const interrupt = Effect.suspend(() =>
-      Effect.forEach(
-        [...active.entries()],
-        ([handle, flags]) =>
-          Effect.andThen(
-            Effect.sync(() => (flags.interrupted = true)),
-            handle.interrupt
-          ),
-        { discard: true }
-      )
-    )
-    const processes = Effect.suspend(() =>
-      Effect.map(
-        Effect.forEach([...active.keys()], (handle) => handle.processes),
-        (lists) => lists.flat()
-      )
-    )
-    return { send, interrupt, processes } satisfies SessionProcess
+    return yield* makeTurnProcess({
+      provider: PROVIDER,
+      label: "opencode",
+      spawn: (turn: TurnInput) => ({
+        command: cli.path,
+        args: opencodeArgs(session, turn),
+        cwd: session.workspace,
+        env: opencodeEnv(session),
+        inheritEnv: true,
+        stdin: turn.prompt
+      }),
+      decoder: () => new OpencodeTurnDecoder(),
+      exitWaitMs: EXIT_WAIT_MS,
+      // opencode prints a step_finish before a clean exit; exit 0 without one still finished the turn.
+      cleanExitCompletes: true
+    })
   })
   const start = (session: SessionProcessOptions) =>
     startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))

@@ -15,17 +15,17 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
-import { type AgentHandle, AgentProcess } from "../AgentProcess.ts"
+import { AgentProcess } from "../AgentProcess.ts"
 import type { OutputLine } from "../OutputLines.ts"
-import type { ProviderAdapter, SessionProcess, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import type { ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import type { LineCounts } from "../TurnProcess.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { SCRIPTED_AGENT_VERSION } from "./Script.ts"
 
 const PROVIDER = "scripted"
 const NAME = "Scripted test agent"
 /** After `done`, how long the agent gets to exit on its own before the scope's kill sequence runs. */
 const EXIT_WAIT_MS = 1_000
-const STDERR_IN_MESSAGE = 2_000
 const EFFORT = { supported: false, note: "The scripted test agent follows its script; effort levels change nothing." }
 
 const Text = Schema.String
@@ -44,12 +44,6 @@ const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unkno
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.Struct({ type: Schema.String }))
 const decodeEvent = Schema.decodeUnknownOption(AgentEvent)
 const isErrorCode = Schema.is(ErrorCode)
-
-/** What one turn's decoding could not use: unreadable lines (`skipped`) and well-formed unknown events (`ignored`). */
-export interface LineCounts {
-  skipped: number
-  ignored: number
-}
 
 const toProviderEvent = (event: AgentEvent): ProviderEvent => {
   switch (event.type) {
@@ -101,8 +95,6 @@ export const decodeAgentLine = (line: OutputLine, counts: LineCounts): ProviderE
   return toProviderEvent(event.value)
 }
 
-const isTerminal = (event: ProviderEvent) => event.type === "completed" || event.type === "error"
-
 export interface ScriptedAdapterOptions {
   /** Where PEDELEC_ENABLE_SCRIPTED and PEDELEC_SCRIPTED_AGENT are read; this process's environment by default. */
   readonly env?: Readonly<Record<string, string | undefined>>
@@ -152,97 +144,35 @@ export const makeScriptedAdapter = (options: ScriptedAdapterOptions = {}): Provi
   })
 
   const startSession = Effect.fn("ScriptedAdapter.start")(function* (session: SessionProcessOptions) {
-    const agent = yield* AgentProcess
     const reason = unavailableReason(env())
     const agentPath = resolveAgentPath(env())
     if (reason !== undefined || agentPath === undefined) return yield* Effect.fail(startFailed(reason ?? "not built"))
-    // Turns still running when the session closes are stopped with it: no process outlives its session.
-    const active = new Map<AgentHandle, { interrupted: boolean }>()
-    yield* Effect.addFinalizer(() =>
-      Effect.forEach([...active.keys()], (handle) => handle.terminate, { concurrency: "unbounded", discard: true })
-    )
-
-    const finish = (handle: AgentHandle, counts: LineCounts, terminal: boolean) =>
-      Effect.gen(function* () {
-        if (terminal) {
-          yield* Effect.timeoutOption(handle.exit, EXIT_WAIT_MS)
-          return Stream.empty
+    return yield* makeTurnProcess({
+      provider: PROVIDER,
+      label: "the agent",
+      spawn: (turn: TurnInput) => ({
+        command: process.execPath,
+        args: [agentPath, ...(turn.providerSessionId === undefined ? [] : ["--resume", turn.providerSessionId])],
+        cwd: session.workspace,
+        // Inherited like a real CLI's; ELECTRON_RUN_AS_NODE makes Electron's execPath behave as node.
+        env: { ...session.env, ELECTRON_RUN_AS_NODE: "1" },
+        inheritEnv: true,
+        stdin: turn.prompt
+      }),
+      decoder: () => {
+        const counts: LineCounts = { skipped: 0, ignored: 0 }
+        return {
+          counts,
+          decode: (line: OutputLine) => {
+            const event = decodeAgentLine(line, counts)
+            return event === undefined ? [] : [event]
+          }
         }
-        const exit = yield* handle.exit
-        // An interrupted turn ends quietly: Core asked for it and reports the cancellation itself.
-        if (active.get(handle)?.interrupted === true) return Stream.empty
-        if (exit.code === 0) return Stream.make<Array<ProviderEvent>>({ type: "completed" })
-        const stderr = yield* handle.stderrTail
-        const shown = stderr === "" ? "it printed nothing on stderr" : `stderr: ${stderr.slice(-STDERR_IN_MESSAGE)}`
-        return Stream.fail(
-          PedelecError.fromCode("PROVIDER_FAILED", "provider", {
-            details: {
-              provider: PROVIDER,
-              reason: `the agent ended without finishing the turn (${exit.description}; ${shown})`,
-              exitCode: exit.code ?? null,
-              stderr,
-              skippedLines: counts.skipped
-            }
-          })
-        )
-      })
-
-    const send = (turn: TurnInput): Stream.Stream<ProviderEvent, PedelecError> =>
-      Stream.unwrap(
-        Effect.gen(function* () {
-          const resume = turn.providerSessionId === undefined ? [] : ["--resume", turn.providerSessionId]
-          const handle = yield* agent.spawn({
-            provider: PROVIDER,
-            command: process.execPath,
-            args: [agentPath, ...resume],
-            cwd: session.workspace,
-            // Inherited like a real CLI's; ELECTRON_RUN_AS_NODE makes Electron's execPath behave as node.
-            env: { ...session.env, ELECTRON_RUN_AS_NODE: "1" },
-            inheritEnv: true,
-            stdin: turn.prompt
-          })
-          active.set(handle, { interrupted: false })
-          yield* Effect.addFinalizer(() => Effect.sync(() => active.delete(handle)))
-          const counts: LineCounts = { skipped: 0, ignored: 0 }
-          let terminal = false
-          const events = handle.lines.pipe(
-            Stream.map((line) => decodeAgentLine(line, counts)),
-            Stream.filter((event): event is ProviderEvent => event !== undefined),
-            Stream.tap((event) =>
-              Effect.sync(() => {
-                terminal ||= isTerminal(event)
-              })
-            ),
-            Stream.takeUntil(isTerminal)
-          )
-          const ending = Stream.unwrap(Effect.suspend(() => finish(handle, counts, terminal)))
-          const report = Effect.suspend(() =>
-            counts.skipped + counts.ignored === 0
-              ? Effect.void
-              : Effect.logDebug("scripted agent output lines not used", { ...counts })
-          )
-          return Stream.concat(events, ending).pipe(Stream.ensuring(report))
-        })
-      )
-
-    const interrupt = Effect.suspend(() =>
-      Effect.forEach(
-        [...active.entries()],
-        ([handle, flags]) =>
-          Effect.andThen(
-            Effect.sync(() => (flags.interrupted = true)),
-            handle.interrupt
-          ),
-        { discard: true }
-      )
-    )
-    const processes = Effect.suspend(() =>
-      Effect.map(
-        Effect.forEach([...active.keys()], (handle) => handle.processes),
-        (lists) => lists.flat()
-      )
-    )
-    return { send, interrupt, processes } satisfies SessionProcess
+      },
+      exitWaitMs: EXIT_WAIT_MS,
+      // The agent's `done` is its completion; exit 0 without one (an empty script) still finished the turn.
+      cleanExitCompletes: true
+    })
   })
   const start = (session: SessionProcessOptions) =>
     startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))

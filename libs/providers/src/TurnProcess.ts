@@ -1,0 +1,141 @@
+/**
+ * TurnProcess — the session process of a CLI run as one process per turn (every adapter today): spawn the turn
+ * through AgentProcess, decode its lines, end the turn's stream at its first completion or error, give the CLI a
+ * moment to exit, and say why a turn ended without either. `interrupt` and `processes` cover every running turn;
+ * closing the session's scope stops them, so no process outlives its session. Adapters own the command line, the
+ * decoder and what an unfinished exit means for their CLI; Core owns stall timeouts and what the events mean.
+ */
+import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { ProviderCode } from "@pedelec/contracts/Provider"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { type AgentExit, type AgentHandle, AgentProcess, type AgentSpawnOptions } from "./AgentProcess.ts"
+import type { OutputLine } from "./OutputLines.ts"
+import type { SessionProcess, TurnInput } from "./Provider.ts"
+
+/** What one turn's decoding could not use: unreadable lines (`skipped`) and well-formed unknown events (`ignored`). */
+export interface LineCounts {
+  skipped: number
+  ignored: number
+}
+
+/** One turn's decoder: fresh per turn, so a CLI's per-turn state (open tool calls, a pending error) stays in it. */
+export interface TurnDecoder {
+  readonly decode: (line: OutputLine) => ReadonlyArray<ProviderEvent>
+  readonly counts: LineCounts
+}
+
+export interface TurnProcessSpec<D extends TurnDecoder> {
+  readonly provider: ProviderCode
+  /** How messages name the CLI ("claude", "the agent"). */
+  readonly label: string
+  readonly spawn: (turn: TurnInput) => Omit<AgentSpawnOptions, "provider">
+  readonly decoder: () => D
+  /** After the turn's last event, how long the CLI may take to exit on its own before the scope kills it. */
+  readonly exitWaitMs: number
+  /** Whether exit 0 without a completion event still finished the turn (the CLI has no final event of its own). */
+  readonly cleanExitCompletes: boolean
+  /** Events that say better than stderr why a failed exit happened (an error line cut short, an auth exit code). */
+  readonly explainExit?: (exit: AgentExit, stderr: string, decoder: D) => ReadonlyArray<ProviderEvent> | undefined
+  /** Logged once per turn beside the unused-line counts (warnings a CLI printed). */
+  readonly report?: (decoder: D) => Effect.Effect<void>
+}
+
+/** How much of stderr a failure's message quotes; `details.stderr` keeps the whole tail. */
+const STDERR_IN_MESSAGE = 2_000
+
+const isTerminal = (event: ProviderEvent) => event.type === "completed" || event.type === "error"
+
+export const makeTurnProcess = <D extends TurnDecoder>(
+  spec: TurnProcessSpec<D>
+): Effect.Effect<SessionProcess, never, AgentProcess | Scope.Scope> =>
+  Effect.gen(function* () {
+    const agent = yield* AgentProcess
+    const active = new Map<AgentHandle, { interrupted: boolean }>()
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach([...active.keys()], (handle) => handle.terminate, { concurrency: "unbounded", discard: true })
+    )
+
+    const unfinished = (handle: AgentHandle, decoder: D) =>
+      Effect.gen(function* () {
+        const exit = yield* handle.exit
+        // An interrupted turn ends quietly: Core asked for it and reports the cancellation itself.
+        if (active.get(handle)?.interrupted === true) return Stream.empty
+        if (exit.code === 0)
+          return spec.cleanExitCompletes ? Stream.make<[ProviderEvent]>({ type: "completed" }) : Stream.empty
+        const stderr = yield* handle.stderrTail
+        const explained = spec.explainExit?.(exit, stderr, decoder)
+        if (explained !== undefined) return Stream.fromIterable(explained)
+        const shown = stderr === "" ? "it printed nothing on stderr" : `stderr: ${stderr.slice(-STDERR_IN_MESSAGE)}`
+        return Stream.fail(
+          PedelecError.fromCode("PROVIDER_FAILED", "provider", {
+            details: {
+              provider: spec.provider,
+              reason: `${spec.label} ended without finishing the turn (${exit.description}; ${shown})`,
+              exitCode: exit.code ?? null,
+              stderr,
+              skippedLines: decoder.counts.skipped
+            }
+          })
+        )
+      })
+
+    const send = (turn: TurnInput): Stream.Stream<ProviderEvent, PedelecError> =>
+      Stream.unwrap(
+        Effect.gen(function* () {
+          const handle = yield* agent.spawn({ provider: spec.provider, ...spec.spawn(turn) })
+          active.set(handle, { interrupted: false })
+          yield* Effect.addFinalizer(() => Effect.sync(() => active.delete(handle)))
+          const decoder = spec.decoder()
+          let terminal = false
+          const events = handle.lines.pipe(
+            Stream.flatMap((line) => Stream.fromIterable(decoder.decode(line))),
+            Stream.tap((event) =>
+              Effect.sync(() => {
+                terminal ||= isTerminal(event)
+              })
+            ),
+            Stream.takeUntil(isTerminal)
+          )
+          const ending = Stream.unwrap(
+            Effect.suspend(() =>
+              terminal
+                ? Effect.as(Effect.timeoutOption(handle.exit, spec.exitWaitMs), Stream.empty)
+                : unfinished(handle, decoder)
+            )
+          )
+          const report = Effect.suspend(() =>
+            Effect.andThen(
+              spec.report?.(decoder) ?? Effect.void,
+              decoder.counts.skipped + decoder.counts.ignored === 0
+                ? Effect.void
+                : Effect.logDebug(`${spec.label} output lines not used`, { ...decoder.counts })
+            )
+          )
+          return Stream.concat(events, ending).pipe(Stream.ensuring(report))
+        })
+      )
+
+    const interrupt = Effect.suspend(() =>
+      Effect.forEach(
+        [...active.entries()],
+        ([handle, flags]) =>
+          Effect.andThen(
+            Effect.sync(() => (flags.interrupted = true)),
+            handle.interrupt
+          ),
+        { discard: true }
+      )
+    )
+
+    const processes = Effect.suspend(() =>
+      Effect.map(
+        Effect.forEach([...active.keys()], (handle) => handle.processes),
+        (lists) => lists.flat()
+      )
+    )
+
+    return { send, interrupt, processes } satisfies SessionProcess
+  })
