@@ -9,6 +9,7 @@ import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type AgentExit, type AgentHandle, AgentProcess, type AgentSpawnOptions } from "./AgentProcess.ts"
@@ -25,6 +26,23 @@ export interface LineCounts {
 export interface TurnDecoder {
   readonly decode: (line: OutputLine) => ReadonlyArray<ProviderEvent>
   readonly counts: LineCounts
+}
+
+/** The bookkeeping every CLI's decoder shares: lines it could not read (`skip`) and events it did not know. */
+export abstract class CountingDecoder implements TurnDecoder {
+  readonly counts: LineCounts = { skipped: 0, ignored: 0 }
+
+  abstract decode(line: OutputLine): ReadonlyArray<ProviderEvent>
+
+  protected skip(): ReadonlyArray<ProviderEvent> {
+    this.counts.skipped++
+    return []
+  }
+
+  /** A line of a known type, decoded with its schema: mapped when it fits, skipped when it does not. */
+  protected mapped<A>(decoded: Option.Option<A>, f: (a: A) => ReadonlyArray<ProviderEvent>) {
+    return Option.isNone(decoded) ? this.skip() : f(decoded.value)
+  }
 }
 
 export interface TurnProcessSpec<D extends TurnDecoder> {

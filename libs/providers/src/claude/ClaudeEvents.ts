@@ -11,7 +11,7 @@ import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { OutputLine } from "../OutputLines.ts"
-import type { LineCounts } from "../TurnProcess.ts"
+import { CountingDecoder } from "../TurnProcess.ts"
 
 const PROVIDER = "claude"
 const MAX_MESSAGE = 8192
@@ -138,8 +138,7 @@ const usageOf = (usage: unknown): ProviderEvent | undefined => {
 }
 
 /** Decodes one turn's lines; it remembers tool names by id so a result can say which tool it ends. */
-export class ClaudeTurnDecoder {
-  readonly counts: LineCounts = { skipped: 0, ignored: 0 }
+export class ClaudeTurnDecoder extends CountingDecoder {
   private readonly toolNames = new Map<string, string>()
   private authFailed = false
 
@@ -174,15 +173,6 @@ export class ClaudeTurnDecoder {
         this.counts.ignored++
         return []
     }
-  }
-
-  private skip(): ReadonlyArray<ProviderEvent> {
-    this.counts.skipped++
-    return []
-  }
-
-  private mapped<A>(decoded: Option.Option<A>, f: (a: A) => ReadonlyArray<ProviderEvent>) {
-    return Option.isNone(decoded) ? this.skip() : f(decoded.value)
   }
 
   private assistant(line: typeof Assistant.Type): ReadonlyArray<ProviderEvent> {

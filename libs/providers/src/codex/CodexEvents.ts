@@ -13,7 +13,7 @@ import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { OutputLine } from "../OutputLines.ts"
-import type { LineCounts } from "../TurnProcess.ts"
+import { CountingDecoder } from "../TurnProcess.ts"
 
 const PROVIDER = "codex"
 const MAX_MESSAGE = 8192
@@ -129,8 +129,7 @@ export const codexError = (text: string): ProviderEvent & { readonly type: "erro
 }
 
 /** Decodes one turn's lines; it also keeps codex's warnings (for the log) and the last error line it saw. */
-export class CodexTurnDecoder {
-  readonly counts: LineCounts = { skipped: 0, ignored: 0 }
+export class CodexTurnDecoder extends CountingDecoder {
   readonly warnings: Array<string> = []
   /** The last top-level `error` line: why codex failed if it then dies without `turn.failed`. */
   lastError: string | undefined
@@ -174,15 +173,6 @@ export class CodexTurnDecoder {
         this.counts.ignored++
         return []
     }
-  }
-
-  private skip(): ReadonlyArray<ProviderEvent> {
-    this.counts.skipped++
-    return []
-  }
-
-  private mapped<A>(decoded: Option.Option<A>, f: (a: A) => ReadonlyArray<ProviderEvent>) {
-    return Option.isNone(decoded) ? this.skip() : f(decoded.value)
   }
 
   private warn(text: string) {

@@ -11,7 +11,7 @@ import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { OutputLine } from "../OutputLines.ts"
-import type { LineCounts } from "../TurnProcess.ts"
+import { CountingDecoder } from "../TurnProcess.ts"
 
 const PROVIDER = "gemini"
 const MAX_MESSAGE = 8192
@@ -100,8 +100,7 @@ const usageOf = (stats: unknown): ProviderEvent | undefined => {
 }
 
 /** Decodes one turn's lines; it remembers tool names by id and the streamed text of the message in progress. */
-export class GeminiTurnDecoder {
-  readonly counts: LineCounts = { skipped: 0, ignored: 0 }
+export class GeminiTurnDecoder extends CountingDecoder {
   private readonly toolNames = new Map<string, string>()
   private streamed = ""
   private lastError: string | undefined
@@ -137,15 +136,6 @@ export class GeminiTurnDecoder {
         this.counts.ignored++
         return []
     }
-  }
-
-  private skip(): ReadonlyArray<ProviderEvent> {
-    this.counts.skipped++
-    return []
-  }
-
-  private mapped<A>(decoded: Option.Option<A>, f: (a: A) => ReadonlyArray<ProviderEvent>) {
-    return Option.isNone(decoded) ? this.skip() : f(decoded.value)
   }
 
   /** The deltas streamed so far, as the complete message they make. */

@@ -12,7 +12,7 @@ import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { OutputLine } from "../OutputLines.ts"
-import type { LineCounts } from "../TurnProcess.ts"
+import { CountingDecoder } from "../TurnProcess.ts"
 
 const PROVIDER = "opencode"
 const MAX_MESSAGE = 8192
@@ -100,8 +100,7 @@ const count = (value: number | undefined) =>
   typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.round(value) : 0
 
 /** Decodes one turn's lines; it sums usage over the turn's steps and reports it once, before the turn ends. */
-export class OpencodeTurnDecoder {
-  readonly counts: LineCounts = { skipped: 0, ignored: 0 }
+export class OpencodeTurnDecoder extends CountingDecoder {
   private sessionId: string | undefined
   private inputTokens = 0
   private outputTokens = 0
@@ -136,15 +135,6 @@ export class OpencodeTurnDecoder {
         this.counts.ignored++
         return []
     }
-  }
-
-  private skip(): ReadonlyArray<ProviderEvent> {
-    this.counts.skipped++
-    return []
-  }
-
-  private mapped<A>(decoded: Option.Option<A>, f: (a: A) => ReadonlyArray<ProviderEvent>) {
-    return Option.isNone(decoded) ? this.skip() : f(decoded.value)
   }
 
   private stepFinish(part: (typeof StepFinish.Type)["part"]): ReadonlyArray<ProviderEvent> {
