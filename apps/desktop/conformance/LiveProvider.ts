@@ -1,0 +1,216 @@
+// The conformance scenarios every live provider must pass, written once: the real built Core runs the real CLI
+// (pinned, installed by the global setup) against the scripted model server of @pedelec/test-kit, with the
+// least-privilege invocation Core uses by default. A text turn; a page tool call made from the CLI's own shell (so
+// PEDELEC_SESSION_CAP reached it); a resumed turn that keeps its context (the server's log shows the history); a model
+// error with its code and a good turn after it; a cancel during a long tool call that leaves no process. Each
+// provider's file only says how its CLI is pointed at the server and what it cannot do.
+
+import { mkdtemp, rm } from "node:fs/promises"
+import os from "node:os"
+import path from "node:path"
+import type { ProviderCode } from "@pedelec/contracts/Provider"
+import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
+import { mainRequests, userTextsOf } from "@pedelec/test-kit/model-server/RequestLog"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  completionOf,
+  hostClient,
+  isStatus,
+  isType,
+  ORIGIN,
+  openSession,
+  type RunningCore,
+  removeHome,
+  runTurnAnswering,
+  sessionProcesses,
+  startCore,
+  stopCore,
+  waitUntil
+} from "../test/harness.ts"
+
+export interface LiveProvider {
+  readonly code: ProviderCode
+  /** As the suite's title shows it, with the version. */
+  readonly title: string
+  readonly version: string
+  /** Where the pinned CLI's command lives; it goes first on Core's PATH. */
+  readonly binDir: string
+  /** Writes the CLI's home and config under `root` (never the user's) and returns what else Core's env needs. */
+  readonly environment: (root: string, server: ModelServer) => Promise<Record<string, string>>
+  /** Extra session input, e.g. a model the CLI needs named. */
+  readonly model?: string
+  readonly turnTimeoutMs: number
+  readonly testTimeoutMs: number
+  /** How a running turn's processes show the CLI (part of an argv). */
+  readonly processName: string
+  /**
+   * How the error scenario runs: in one session; with a good turn first (a CLI that never saves a session whose
+   * first turn failed); or each turn in a fresh session (a CLI that re-sends a failed prompt with the next one).
+   */
+  readonly errorScenario: "same-session" | "good-turn-first" | "fresh-sessions"
+  /** Whether the suite also checks that a refused key (HTTP 401) asks the user to sign in. */
+  readonly checksSignIn: boolean
+}
+
+const tools: ToolsManifest = [
+  {
+    name: "page_title",
+    description: "Returns the title of a tab.",
+    argsSchema: { type: "object", properties: { tab: { type: "integer" } }, required: ["tab"] }
+  },
+  { name: "wait", description: "Waits for the page.", argsSchema: { type: "object", properties: {} } }
+]
+const skills = { guidance: "", tools }
+
+/** Runs a test body that opens clients and sessions; they close with it. */
+export const live = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Effect.scoped(effect))
+
+export const describeLiveProvider = (provider: LiveProvider) =>
+  describe(`${provider.title} ${provider.version} through a real Core`, { timeout: provider.testTimeoutMs }, () => {
+    let server: ModelServer
+    let core: RunningCore
+    let root: string
+
+    beforeAll(async () => {
+      server = await startModelServer()
+      root = await mkdtemp(path.join(os.tmpdir(), `pedelec-${provider.code}-`))
+      const env = await provider.environment(root, server)
+      core = await startCore({ env: { PATH: `${provider.binDir}${path.delimiter}${process.env.PATH ?? ""}`, ...env } })
+    })
+
+    afterAll(async () => {
+      if (core !== undefined) {
+        await stopCore(core)
+        await removeHome(core.home)
+      }
+      await server?.close()
+      if (root !== undefined) await rm(root, { recursive: true, force: true })
+    })
+
+    /** One host client and one session of this provider for ORIGIN, in the test's scope. */
+    const session = Effect.gen(function* () {
+      const client = yield* hostClient(core.info)
+      const input = {
+        provider: provider.code,
+        skills,
+        ...(provider.model === undefined ? {} : { model: provider.model })
+      }
+      const { sessionId, events } = yield* openSession(client, input)
+      const turn = (text: string) =>
+        runTurnAnswering(
+          client,
+          events,
+          sessionId,
+          text,
+          () => ({ ok: true as const, result: "Example Page" }),
+          provider.turnTimeoutMs
+        )
+      return { client, sessionId, events, turn }
+    })
+
+    it("is listed as available with its version", () =>
+      live(
+        Effect.gen(function* () {
+          const client = yield* hostClient(core.info)
+          const listed = yield* client["providers.list"]({ rescan: true })
+          const info = listed.find((entry) => entry.code === provider.code)
+          expect(info).toMatchObject({ available: true, version: provider.version, error: null, experimental: false })
+        })
+      ))
+
+    it("a text-only turn completes with the model's text, and the deltas add up to it", () =>
+      live(
+        Effect.gen(function* () {
+          const { events, turn } = yield* session
+          const text = `hello from ${provider.code} conformance`
+          const completed = yield* turn(`TEXT[${text}]END`)
+          expect(completed.reason).toBe("completed")
+          expect(completed.text).toBe(text)
+          // CLIs that print whole messages still give a UI deltas to show: one per message.
+          const deltas = events.seen.filter(isType("chat_delta")).filter((e) => e.turnId === completed.turnId)
+          expect(deltas.map((e) => e.delta).join("")).toBe(text)
+        })
+      ))
+
+    it("a tool turn: the CLI's shell runs pedelec-cli with the session's capability and the page answers", () =>
+      live(
+        Effect.gen(function* () {
+          const { sessionId, events, turn } = yield* session
+          const completed = yield* turn(`RUN[pedelec-cli --thread-id ${sessionId} tool-call page_title '{"tab":1}']END`)
+          expect(completed.reason).toBe("completed")
+          const call = events.seen.filter(isType("tool_call")).find((e) => e.turnId === completed.turnId)
+          expect(call?.tool).toBe("page_title")
+          expect(call?.args).toEqual({ tab: 1 })
+          // The model was shown pedelec-cli's line, and said it back.
+          expect(completed.text).toContain('"ok":true')
+          expect(completed.text).toContain("Example Page")
+        })
+      ))
+
+    it("a resumed turn keeps the conversation: the model receives the earlier user text again", () =>
+      live(
+        Effect.gen(function* () {
+          const { turn } = yield* session
+          const marker = `remember-marker-${provider.code}`
+          expect((yield* turn(`TEXT[first answer]END ${marker}`)).reason).toBe("completed")
+          const second = yield* turn("RECALL")
+          expect(second.reason).toBe("completed")
+          expect(second.text).toContain(marker)
+          const said = userTextsOf(mainRequests(server.requests()).at(-1)!)
+          expect(said.some((text) => text.includes(marker))).toBe(true)
+          expect(said.at(-1)).toContain("RECALL")
+        })
+      ))
+
+    it("a model error fails the turn with PROVIDER_FAILED, and the next turn works", () =>
+      live(
+        Effect.gen(function* () {
+          const first = yield* session
+          if (provider.errorScenario === "good-turn-first") {
+            expect((yield* first.turn("TEXT[before the error]END")).reason).toBe("completed")
+          }
+          const failed = yield* first.turn("FAIL_HTTP[400]END")
+          expect(failed.reason).toBe("failed")
+          expect(failed.error?.code).toBe("PROVIDER_FAILED")
+          expect(first.events.seen.filter(isType("error")).length).toBe(1)
+          const next = provider.errorScenario === "fresh-sessions" ? yield* session : first
+          const good = yield* next.turn("TEXT[recovered]END")
+          expect(good.reason).toBe("completed")
+          expect(good.text).toBe("recovered")
+          if (provider.checksSignIn) {
+            // A refused key is told apart: the user has to sign in again, not retry.
+            const denied = yield* (yield* session).turn("FAIL_HTTP[401]END")
+            expect(denied.reason).toBe("failed")
+            expect(denied.error?.code).toBe("PROVIDER_AUTH_REQUIRED")
+          }
+        })
+      ))
+
+    it("cancel during a long tool call kills the CLI, its shell and pedelec-cli", () =>
+      live(
+        Effect.gen(function* () {
+          const { client, sessionId, events } = yield* session
+          const text = `RUN[pedelec-cli --thread-id ${sessionId} tool-call wait '{}']END`
+          const { turnId } = yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text })
+          yield* events.next(isType("tool_call"), provider.turnTimeoutMs)
+          const running = (yield* Effect.promise(() => sessionProcesses(sessionId))).map((p) => p.argv.join(" "))
+          expect(running.some((argv) => argv.includes(provider.processName))).toBe(true)
+          expect(running.some((argv) => argv.includes("tool-call wait"))).toBe(true)
+          expect((yield* client["session.cancel"]({ origin: ORIGIN, sessionId })).cancelled).toBe(true)
+          expect((yield* events.next(completionOf(turnId), 30_000)).reason).toBe("cancelled")
+          yield* events.next(isStatus("idle"), 30_000)
+          const left = yield* Effect.promise(() =>
+            waitUntil(
+              "every process of the session to die",
+              () => sessionProcesses(sessionId),
+              (alive) => alive.length === 0,
+              15_000
+            )
+          )
+          expect(left).toEqual([])
+        })
+      ))
+  })
