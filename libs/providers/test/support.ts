@@ -1,11 +1,17 @@
 /**
- * Test helpers shared by the process tests: temporary directories that clean up after themselves, polling for a
- * condition with real time, and asking the kernel whether a pid still exists.
+ * Test helpers shared by the process and adapter tests: temporary directories that clean up after themselves, polling
+ * for a condition with real time, asking the kernel whether a pid still exists, session options, and the cancel check
+ * every per-turn adapter must pass.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
+import { SessionId } from "@pedelec/contracts/Ids"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { SessionProcess, SessionProcessOptions, TurnInput } from "../src/Provider.ts"
 
 export const tempDir = (prefix: string) =>
   Effect.acquireRelease(
@@ -51,4 +57,46 @@ export const killQuietly = (pid: number | undefined) =>
     } catch {
       // already gone
     }
+  })
+
+/** Session options for adapter tests; each test overrides what it checks. */
+export const sessionOptions = (overrides: Partial<SessionProcessOptions> = {}): SessionProcessOptions => ({
+  sessionId: Schema.decodeSync(SessionId)("session-0123456789abcdefghij"),
+  workspace: "/tmp/ws",
+  env: { PEDELEC_THREAD_ID: "t1", PEDELEC_SESSION_CAP: "cap" },
+  model: undefined,
+  effort: { argv: [], env: {} },
+  fullAccess: false,
+  ...overrides
+})
+
+/**
+ * Cancels a turn of a stand-in CLI that hangs after writing its child's pid to `<bin>/child`, and checks that the
+ * CLI, the child and the session's process list are all gone.
+ */
+export const cancelLeavesNoProcess = (sp: SessionProcess, turn: TurnInput, bin: string) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.forkChild(Stream.runCollect(sp.send(turn)))
+    const child = yield* waitFor(
+      "the stand-in's child",
+      Effect.sync(() => {
+        try {
+          return Number(readFileSync(path.join(bin, "child"), "utf8")) || undefined
+        } catch {
+          return undefined
+        }
+      })
+    )
+    const pids = yield* waitFor(
+      "the turn's processes",
+      Effect.map(sp.processes, (records) => (records.length > 0 ? records.map((record) => record.pid) : undefined))
+    )
+    yield* sp.interrupt
+    yield* Fiber.interrupt(fiber)
+    for (const pid of [...pids, child]) yield* waitGone(pid, 6_000)
+    // The session's process list is refreshed by polling /proc: it may name a pid that just died for a moment.
+    yield* waitFor(
+      "an empty process list",
+      Effect.map(sp.processes, (records) => (records.length === 0 ? true : undefined))
+    )
   })

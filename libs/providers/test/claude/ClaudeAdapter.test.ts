@@ -7,14 +7,10 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionId } from "@pedelec/contracts/Ids"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { CLAUDE_EFFORT_ALLOW_LIST, claudeArgs, claudeEnv, makeClaudeAdapter } from "../../src/claude/ClaudeAdapter.ts"
-import type { SessionProcessOptions } from "../../src/Provider.ts"
-import { tempDir, waitFor, waitGone } from "../support.ts"
+import { cancelLeavesNoProcess, sessionOptions, tempDir } from "../support.ts"
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/claude")
 
@@ -29,16 +25,6 @@ if [ "$STUB_MODE" = "crash" ]; then echo "boom" >&2; exit 1; fi
 cat "$STUB_FIXTURE"
 `
 
-const options = (overrides: Partial<SessionProcessOptions> = {}): SessionProcessOptions => ({
-  sessionId: Schema.decodeSync(SessionId)("session-0123456789abcdefghij"),
-  workspace: "/tmp/ws",
-  env: { PEDELEC_THREAD_ID: "t1" },
-  model: undefined,
-  effort: { argv: [], env: {} },
-  fullAccess: false,
-  ...overrides
-})
-
 const withStub = Effect.gen(function* () {
   const bin = yield* tempDir("claude-bin")
   const workspace = yield* tempDir("claude-ws")
@@ -47,7 +33,7 @@ const withStub = Effect.gen(function* () {
   const adapter = makeClaudeAdapter({ env: { PATH: bin, HOME: bin } })
   const start = (fixture: string, mode = "replay") =>
     adapter.start(
-      options({
+      sessionOptions({
         workspace,
         env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" }
       })
@@ -57,7 +43,7 @@ const withStub = Effect.gen(function* () {
 
 describe("ClaudeAdapter invocation", () => {
   it("least privilege by default: claude's own file tools, acceptEdits, only pedelec-cli and pedelec-deno pre-approved", () => {
-    assert.deepStrictEqual(claudeArgs(options(), { prompt: "x", providerSessionId: undefined, kind: "user" }), [
+    assert.deepStrictEqual(claudeArgs(sessionOptions(), { prompt: "x", providerSessionId: undefined, kind: "user" }), [
       ...["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"],
       ...["--tools", "Bash,Read,Edit,Write,Glob,Grep", "--permission-mode", "acceptEdits"],
       ...["--setting-sources", "user", "--allowedTools", "Bash(pedelec-cli:*)", "Bash(pedelec-deno:*)"]
@@ -66,7 +52,7 @@ describe("ClaudeAdapter invocation", () => {
 
   it("full access, a model, a resume and an effort profile", () => {
     const args = claudeArgs(
-      options({ fullAccess: true, model: "claude-sonnet-4-5", effort: { argv: ["--effort=low"], env: {} } }),
+      sessionOptions({ fullAccess: true, model: "claude-sonnet-4-5", effort: { argv: ["--effort=low"], env: {} } }),
       { prompt: "x", providerSessionId: "abc", kind: "user" }
     )
     assert.deepStrictEqual(args.slice(5), [
@@ -75,7 +61,7 @@ describe("ClaudeAdapter invocation", () => {
   })
 
   it("the environment keeps the session's and raises claude's 2-minute shell timeout", () => {
-    const env = claudeEnv(options())
+    const env = claudeEnv(sessionOptions())
     assert.strictEqual(env.PEDELEC_THREAD_ID, "t1")
     assert.strictEqual(env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, "1")
     assert.strictEqual(env.DISABLE_AUTOUPDATER, "1")
@@ -155,31 +141,7 @@ describe("ClaudeAdapter detection and processes", () => {
       Effect.gen(function* () {
         const { bin, start } = yield* withStub
         const sp = yield* start("text-turn.jsonl", "hang")
-        const fiber = yield* Effect.forkChild(
-          Stream.runCollect(sp.send({ prompt: "x", providerSessionId: undefined, kind: "user" }))
-        )
-        const child = yield* waitFor(
-          "the stub's child",
-          Effect.sync(() => {
-            try {
-              return Number(readFileSync(path.join(bin, "child"), "utf8")) || undefined
-            } catch {
-              return undefined
-            }
-          })
-        )
-        const pids = yield* waitFor(
-          "the turn's processes",
-          Effect.map(sp.processes, (records) => (records.length > 0 ? records.map((record) => record.pid) : undefined))
-        )
-        yield* sp.interrupt
-        yield* Fiber.interrupt(fiber)
-        for (const pid of [...pids, child]) yield* waitGone(pid, 6_000)
-        // The session's process list is refreshed by polling /proc: it may name a pid that just died for a moment.
-        yield* waitFor(
-          "an empty process list",
-          Effect.map(sp.processes, (records) => (records.length === 0 ? true : undefined))
-        )
+        yield* cancelLeavesNoProcess(sp, { prompt: "x", providerSessionId: undefined, kind: "user" }, bin)
       })
     )
   )
@@ -188,7 +150,7 @@ describe("ClaudeAdapter detection and processes", () => {
     Effect.gen(function* () {
       if (process.getuid?.() !== 0) return
       const { adapter } = yield* withStub
-      const error = yield* adapter.start(options({ fullAccess: true })).pipe(Effect.flip)
+      const error = yield* adapter.start(sessionOptions({ fullAccess: true })).pipe(Effect.flip)
       assert.strictEqual(error.code, "PROVIDER_START_FAILED")
       assert.include(String(error.details?.reason), "IS_SANDBOX=1")
     })

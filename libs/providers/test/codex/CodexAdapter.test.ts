@@ -8,14 +8,11 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionId } from "@pedelec/contracts/Ids"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { CODEX_EFFORT_ALLOW_LIST, codexArgs, makeCodexAdapter } from "../../src/codex/CodexAdapter.ts"
-import type { SessionProcessOptions, TurnInput } from "../../src/Provider.ts"
-import { tempDir, waitFor, waitGone } from "../support.ts"
+import type { TurnInput } from "../../src/Provider.ts"
+import { cancelLeavesNoProcess, sessionOptions, tempDir } from "../support.ts"
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/codex")
 
@@ -31,15 +28,6 @@ if [ "$STUB_MODE" = "truncated" ]; then grep -v turn.failed "$STUB_FIXTURE"; exi
 cat "$STUB_FIXTURE"
 `
 
-const options = (overrides: Partial<SessionProcessOptions> = {}): SessionProcessOptions => ({
-  sessionId: Schema.decodeSync(SessionId)("session-0123456789abcdefghij"),
-  workspace: "/tmp/ws",
-  env: { PEDELEC_THREAD_ID: "t1" },
-  model: undefined,
-  effort: { argv: [], env: {} },
-  fullAccess: false,
-  ...overrides
-})
 const fresh: TurnInput = { prompt: "x", providerSessionId: undefined, kind: "user" }
 const resumed: TurnInput = { prompt: "x", providerSessionId: "01a2297c-faf9-7a31-bba3-0a98311945d1", kind: "user" }
 
@@ -57,7 +45,7 @@ const withStub = Effect.gen(function* () {
   const adapter = makeCodexAdapter({ env: { PATH: bin, HOME: bin } })
   const start = (fixture: string, mode = "replay") =>
     adapter.start(
-      options({
+      sessionOptions({
         workspace,
         env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" }
       })
@@ -67,17 +55,17 @@ const withStub = Effect.gen(function* () {
 
 describe("CodexAdapter invocation", () => {
   it("a new turn, least privilege: workspace-write sandbox with network, no login shell, prompt from stdin", () => {
-    assert.deepStrictEqual(codexArgs(options(), fresh), ["exec", "--json", ...SANDBOX, ...COMMON, "--", "-"])
+    assert.deepStrictEqual(codexArgs(sessionOptions(), fresh), ["exec", "--json", ...SANDBOX, ...COMMON, "--", "-"])
   })
 
   it("a resumed turn: `exec resume`, the same sandbox, the thread id after `--`", () => {
-    assert.deepStrictEqual(codexArgs(options(), resumed), [
+    assert.deepStrictEqual(codexArgs(sessionOptions(), resumed), [
       ...["exec", "resume", "--json", ...SANDBOX, ...COMMON, "--", resumed.providerSessionId, "-"]
     ])
   })
 
   it("full access, a model and an effort profile, new and resumed", () => {
-    const session = options({
+    const session = sessionOptions({
       fullAccess: true,
       model: "gpt-5.5",
       effort: { argv: ["--config=model_reasoning_effort=low"], env: {} }
@@ -93,8 +81,8 @@ describe("CodexAdapter invocation", () => {
   })
 
   it("a model without effort, and effort without a model, under the sandbox", () => {
-    assert.deepStrictEqual(codexArgs(options({ model: "o4" }), fresh).slice(-4), ["--model", "o4", "--", "-"])
-    const effort = options({ effort: { argv: ["--config=model_reasoning_effort=high"], env: {} } })
+    assert.deepStrictEqual(codexArgs(sessionOptions({ model: "o4" }), fresh).slice(-4), ["--model", "o4", "--", "-"])
+    const effort = sessionOptions({ effort: { argv: ["--config=model_reasoning_effort=high"], env: {} } })
     assert.deepStrictEqual(codexArgs(effort, fresh), [
       ...["exec", "--json", ...SANDBOX, ...COMMON, "--config=model_reasoning_effort=high", "--", "-"]
     ])
@@ -187,29 +175,7 @@ describe("CodexAdapter detection and processes", () => {
       Effect.gen(function* () {
         const { bin, start } = yield* withStub
         const sp = yield* start("text-turn.jsonl", "hang")
-        const fiber = yield* Effect.forkChild(Stream.runCollect(sp.send(fresh)))
-        const child = yield* waitFor(
-          "the stub's child",
-          Effect.sync(() => {
-            try {
-              return Number(readFileSync(path.join(bin, "child"), "utf8")) || undefined
-            } catch {
-              return undefined
-            }
-          })
-        )
-        const pids = yield* waitFor(
-          "the turn's processes",
-          Effect.map(sp.processes, (records) => (records.length > 0 ? records.map((record) => record.pid) : undefined))
-        )
-        yield* sp.interrupt
-        yield* Fiber.interrupt(fiber)
-        for (const pid of [...pids, child]) yield* waitGone(pid, 6_000)
-        // The session's process list is refreshed by polling /proc: it may name a pid that just died for a moment.
-        yield* waitFor(
-          "an empty process list",
-          Effect.map(sp.processes, (records) => (records.length === 0 ? true : undefined))
-        )
+        yield* cancelLeavesNoProcess(sp, fresh, bin)
       })
     )
   )

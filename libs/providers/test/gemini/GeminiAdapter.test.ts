@@ -8,10 +8,7 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "no
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionId } from "@pedelec/contracts/Ids"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
   GEMINI_EFFORT_ALLOW_LIST,
@@ -21,7 +18,7 @@ import {
   makeGeminiAdapter
 } from "../../src/gemini/GeminiAdapter.ts"
 import type { SessionProcessOptions, TurnInput } from "../../src/Provider.ts"
-import { tempDir, waitFor, waitGone } from "../support.ts"
+import { cancelLeavesNoProcess, sessionOptions, tempDir } from "../support.ts"
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/gemini")
 
@@ -37,15 +34,6 @@ if [ "$STUB_MODE" = "other-folder" ]; then echo 'Error resuming session: Invalid
 cat "$STUB_FIXTURE"
 `
 
-const options = (overrides: Partial<SessionProcessOptions> = {}): SessionProcessOptions => ({
-  sessionId: Schema.decodeSync(SessionId)("session-0123456789abcdefghij"),
-  workspace: "/tmp/ws",
-  env: { PEDELEC_THREAD_ID: "t1", PEDELEC_SESSION_CAP: "cap" },
-  model: undefined,
-  effort: { argv: [], env: {} },
-  fullAccess: false,
-  ...overrides
-})
 const newTurn: TurnInput = { prompt: "x", providerSessionId: undefined, kind: "user" }
 
 const withStub = Effect.gen(function* () {
@@ -56,7 +44,7 @@ const withStub = Effect.gen(function* () {
   const adapter = makeGeminiAdapter({ env: { PATH: bin, HOME: bin } })
   const start = (fixture: string, mode = "replay", overrides: Partial<SessionProcessOptions> = {}) =>
     adapter.start(
-      options({
+      sessionOptions({
         workspace,
         env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" },
         ...overrides
@@ -68,7 +56,7 @@ const withStub = Effect.gen(function* () {
 
 describe("GeminiAdapter invocation", () => {
   it("a new turn with least privilege: headless, prompt on stdin, auto_edit and Pedelec's admin policy", () => {
-    assert.deepStrictEqual(geminiArgs(options(), newTurn, "/p/policy.toml"), [
+    assert.deepStrictEqual(geminiArgs(sessionOptions(), newTurn, "/p/policy.toml"), [
       ...["-p", "", "--output-format", "stream-json", "--skip-trust"],
       ...["--approval-mode", "auto_edit", "--admin-policy", "/p/policy.toml"]
     ])
@@ -76,7 +64,7 @@ describe("GeminiAdapter invocation", () => {
 
   it("full access, a model and a resume: yolo and no policy", () => {
     const args = geminiArgs(
-      options({ fullAccess: true, model: "gemini-2.5-flash" }),
+      sessionOptions({ fullAccess: true, model: "gemini-2.5-flash" }),
       { ...newTurn, providerSessionId: "abc" },
       ""
     )
@@ -86,7 +74,7 @@ describe("GeminiAdapter invocation", () => {
   })
 
   it("a resumed least-privilege turn keeps the policy", () => {
-    const args = geminiArgs(options(), { ...newTurn, providerSessionId: "abc" }, "/p/policy.toml")
+    const args = geminiArgs(sessionOptions(), { ...newTurn, providerSessionId: "abc" }, "/p/policy.toml")
     assert.deepStrictEqual(args.slice(5), [
       ...["--approval-mode", "auto_edit", "--admin-policy", "/p/policy.toml", "--resume", "abc"]
     ])
@@ -94,7 +82,7 @@ describe("GeminiAdapter invocation", () => {
 
   it("effort: gemini has no knob, so profiles hold no tokens; the session's environment passes unchanged", () => {
     assert.deepStrictEqual(GEMINI_EFFORT_ALLOW_LIST, { argv: [], env: [] })
-    assert.deepStrictEqual(geminiEnv(options()), { PEDELEC_THREAD_ID: "t1", PEDELEC_SESSION_CAP: "cap" })
+    assert.deepStrictEqual(geminiEnv(sessionOptions()), { PEDELEC_THREAD_ID: "t1", PEDELEC_SESSION_CAP: "cap" })
   })
 
   it("the policy denies every shell command but pedelec-cli and pedelec-deno, and the web tools", () => {
@@ -182,29 +170,7 @@ describe("GeminiAdapter detection and processes", () => {
       Effect.gen(function* () {
         const { bin, start } = yield* withStub
         const sp = yield* start("text-turn.jsonl", "hang")
-        const fiber = yield* Effect.forkChild(Stream.runCollect(sp.send(newTurn)))
-        const child = yield* waitFor(
-          "the stub's child",
-          Effect.sync(() => {
-            try {
-              return Number(readFileSync(path.join(bin, "child"), "utf8")) || undefined
-            } catch {
-              return undefined
-            }
-          })
-        )
-        const pids = yield* waitFor(
-          "the turn's processes",
-          Effect.map(sp.processes, (records) => (records.length > 0 ? records.map((record) => record.pid) : undefined))
-        )
-        yield* sp.interrupt
-        yield* Fiber.interrupt(fiber)
-        for (const pid of [...pids, child]) yield* waitGone(pid, 6_000)
-        // The session's process list is refreshed by polling /proc: it may name a pid that just died for a moment.
-        yield* waitFor(
-          "an empty process list",
-          Effect.map(sp.processes, (records) => (records.length === 0 ? true : undefined))
-        )
+        yield* cancelLeavesNoProcess(sp, newTurn, bin)
       })
     )
   )

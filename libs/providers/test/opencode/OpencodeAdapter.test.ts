@@ -8,10 +8,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionId } from "@pedelec/contracts/Ids"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
   LEAST_PRIVILEGE_CONFIG,
@@ -20,8 +17,7 @@ import {
   opencodeArgs,
   opencodeEnv
 } from "../../src/opencode/OpencodeAdapter.ts"
-import type { SessionProcessOptions } from "../../src/Provider.ts"
-import { tempDir, waitFor, waitGone } from "../support.ts"
+import { cancelLeavesNoProcess, sessionOptions, tempDir } from "../support.ts"
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/opencode")
 
@@ -37,15 +33,6 @@ if [ "$STUB_MODE" = "early" ]; then head -n 2 "$STUB_FIXTURE"; exit 0; fi
 cat "$STUB_FIXTURE"
 `
 
-const options = (overrides: Partial<SessionProcessOptions> = {}): SessionProcessOptions => ({
-  sessionId: Schema.decodeSync(SessionId)("session-0123456789abcdefghij"),
-  workspace: "/tmp/ws",
-  env: { PEDELEC_THREAD_ID: "t1", PEDELEC_SESSION_CAP: "cap" },
-  model: undefined,
-  effort: { argv: [], env: {} },
-  fullAccess: false,
-  ...overrides
-})
 const fresh = { prompt: "x", providerSessionId: undefined, kind: "user" } as const
 
 const withStub = Effect.gen(function* () {
@@ -56,7 +43,7 @@ const withStub = Effect.gen(function* () {
   const adapter = makeOpencodeAdapter({ env: { PATH: bin, HOME: bin } })
   const start = (fixture: string, mode = "replay") =>
     adapter.start(
-      options({
+      sessionOptions({
         workspace,
         env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" }
       })
@@ -66,14 +53,14 @@ const withStub = Effect.gen(function* () {
 
 describe("OpencodeAdapter invocation", () => {
   it("a new turn, least privilege: json output, the workspace as --dir, the pedelec agent", () => {
-    assert.deepStrictEqual(opencodeArgs(options(), fresh), [
+    assert.deepStrictEqual(opencodeArgs(sessionOptions(), fresh), [
       ...["run", "--format", "json", "--dir", "/tmp/ws", "--agent", "pedelec"]
     ])
   })
 
   it("a resumed turn with a model and an effort profile", () => {
     const args = opencodeArgs(
-      options({ model: "anthropic/claude-sonnet-4-5", effort: { argv: ["--variant=high"], env: {} } }),
+      sessionOptions({ model: "anthropic/claude-sonnet-4-5", effort: { argv: ["--variant=high"], env: {} } }),
       {
         prompt: "x",
         providerSessionId: "ses_abc",
@@ -86,7 +73,7 @@ describe("OpencodeAdapter invocation", () => {
   })
 
   it("full access: opencode's own agent with --auto, still in the workspace", () => {
-    const args = opencodeArgs(options({ fullAccess: true }), {
+    const args = opencodeArgs(sessionOptions({ fullAccess: true }), {
       prompt: "x",
       providerSessionId: "ses_abc",
       kind: "user"
@@ -95,7 +82,7 @@ describe("OpencodeAdapter invocation", () => {
   })
 
   it("least privilege: the agent's rules in OPENCODE_CONFIG_CONTENT, project config off, session env kept", () => {
-    const env = opencodeEnv(options())
+    const env = opencodeEnv(sessionOptions())
     assert.strictEqual(env.PEDELEC_THREAD_ID, "t1")
     assert.strictEqual(env.PEDELEC_SESSION_CAP, "cap")
     assert.strictEqual(env.OPENCODE_DISABLE_PROJECT_CONFIG, "1")
@@ -121,7 +108,7 @@ describe("OpencodeAdapter invocation", () => {
   })
 
   it("full access adds no config of ours and leaves project config on", () => {
-    const env = opencodeEnv(options({ fullAccess: true }))
+    const env = opencodeEnv(sessionOptions({ fullAccess: true }))
     assert.isUndefined(env.OPENCODE_CONFIG_CONTENT)
     assert.isUndefined(env.OPENCODE_DISABLE_PROJECT_CONFIG)
     assert.strictEqual(env.OPENCODE_DISABLE_SHARE, "1")
@@ -215,29 +202,7 @@ describe("OpencodeAdapter detection and processes", () => {
       Effect.gen(function* () {
         const { bin, start } = yield* withStub
         const sp = yield* start("text-turn.jsonl", "hang")
-        const fiber = yield* Effect.forkChild(Stream.runCollect(sp.send(fresh)))
-        const child = yield* waitFor(
-          "the stub's child",
-          Effect.sync(() => {
-            try {
-              return Number(readFileSync(path.join(bin, "child"), "utf8")) || undefined
-            } catch {
-              return undefined
-            }
-          })
-        )
-        const pids = yield* waitFor(
-          "the turn's processes",
-          Effect.map(sp.processes, (records) => (records.length > 0 ? records.map((record) => record.pid) : undefined))
-        )
-        yield* sp.interrupt
-        yield* Fiber.interrupt(fiber)
-        for (const pid of [...pids, child]) yield* waitGone(pid, 6_000)
-        // The session's process list is refreshed by polling /proc: it may name a pid that just died for a moment.
-        yield* waitFor(
-          "an empty process list",
-          Effect.map(sp.processes, (records) => (records.length === 0 ? true : undefined))
-        )
+        yield* cancelLeavesNoProcess(sp, fresh, bin)
       })
     )
   )
