@@ -1,11 +1,10 @@
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import { AgentProcess } from "../AgentProcess.ts"
-import { type DiscoveryEnv, detected } from "../Discovery.ts"
+import { detected } from "../Discovery.ts"
 import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
-import { makeTurnProcess } from "../TurnProcess.ts"
+import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
 import { CodexTurnDecoder, codexError } from "./CodexEvents.ts"
 
 const PROVIDER = "codex"
@@ -52,14 +51,7 @@ export const codexArgs = (session: SessionProcessOptions, turn: TurnInput): Arra
   "-"
 ]
 
-export interface CodexAdapterOptions {
-  /** Where the CLI is looked for; this process's environment by default. */
-  readonly env?: DiscoveryEnv
-  /** Tests may pass their own; `AgentProcess.layer` by default. */
-  readonly agentProcess?: Layer.Layer<AgentProcess>
-}
-
-export const makeCodexAdapter = (options: CodexAdapterOptions = {}): ProviderAdapter => {
+export const makeCodexAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
   const { detect, cli: located } = detected(
     { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
     { commands: ["codex"], versionArgs: ["--version"] },

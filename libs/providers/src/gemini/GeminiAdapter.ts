@@ -22,11 +22,10 @@ import path from "node:path"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import { AgentProcess } from "../AgentProcess.ts"
-import { type DiscoveryEnv, detected } from "../Discovery.ts"
+import { detected } from "../Discovery.ts"
 import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
-import { makeTurnProcess } from "../TurnProcess.ts"
+import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
 import { GeminiTurnDecoder } from "./GeminiEvents.ts"
 
 const PROVIDER = "gemini"
@@ -103,13 +102,6 @@ export const geminiEnv = (session: SessionProcessOptions): Record<string, string
   ...session.effort.env
 })
 
-export interface GeminiAdapterOptions {
-  /** Where the CLI is looked for; this process's environment by default. */
-  readonly env?: DiscoveryEnv
-  /** Tests may pass their own; `AgentProcess.layer` by default. */
-  readonly agentProcess?: Layer.Layer<AgentProcess>
-}
-
 /** The policy lives outside the workspace, where the agent cannot rewrite it, for the life of the session. */
 const policyDir = Effect.acquireRelease(
   Effect.tryPromise({
@@ -123,7 +115,7 @@ const policyDir = Effect.acquireRelease(
   (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
 )
 
-export const makeGeminiAdapter = (options: GeminiAdapterOptions = {}): ProviderAdapter => {
+export const makeGeminiAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
   const { detect, cli: located } = detected(
     { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
     { commands: ["gemini"], versionArgs: ["--version"] },

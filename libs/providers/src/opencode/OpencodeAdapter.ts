@@ -2,11 +2,10 @@ import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import { AgentProcess } from "../AgentProcess.ts"
-import { type DiscoveryEnv, detected } from "../Discovery.ts"
+import { detected } from "../Discovery.ts"
 import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
-import { makeTurnProcess } from "../TurnProcess.ts"
+import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
 import { OpencodeTurnDecoder } from "./OpencodeEvents.ts"
 
 const PROVIDER = "opencode"
@@ -87,14 +86,7 @@ export const opencodeEnv = (session: SessionProcessOptions): Record<string, stri
       })
 })
 
-export interface OpencodeAdapterOptions {
-  /** Where the CLI is looked for; this process's environment by default. */
-  readonly env?: DiscoveryEnv
-  /** Tests may pass their own; `AgentProcess.layer` by default. */
-  readonly agentProcess?: Layer.Layer<AgentProcess>
-}
-
-export const makeOpencodeAdapter = (options: OpencodeAdapterOptions = {}): ProviderAdapter => {
+export const makeOpencodeAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
   const { detect, cli: located } = detected(
     { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
     { commands: ["opencode"], versionArgs: ["--version"] },
