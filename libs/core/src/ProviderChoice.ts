@@ -1,7 +1,8 @@
 /**
  * ProviderChoice — which provider, model and effort profile a new session runs with: the request first, then the
- * settings' defaults, checked against what the provider's adapter allows and what is installed. Snapshotting the
- * result into the session is SessionSetup's; later settings edits never reach a live session.
+ * settings' defaults (a level the settings leave out runs the adapter's default profile), checked against what the
+ * provider's adapter allows and what is installed. Snapshotting the result into the session is SessionSetup's;
+ * later settings edits never reach a live session.
  */
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortLevel, EffortProfile, ProviderCode } from "@pedelec/contracts/Provider"
@@ -61,7 +62,7 @@ export class ProviderChoice extends Context.Service<
           return yield* Effect.fail(PedelecError.fromCode(code, "core", { details: { provider: chosen, reason } }))
         }
         const effortLevel = input.effortLevel ?? current.defaultEffortLevel
-        const profile = current.effortProfiles[chosen]?.[effortLevel] ?? { argv: [], env: {} }
+        const profile = current.effortProfiles[chosen]?.[effortLevel] ?? adapter.defaultEffort[effortLevel]
         yield* checkEffort(adapter, effortLevel, profile)
         const ollamaDefault = chosen === "ollama" ? current.ollama.defaultModel : undefined
         const model = input.model ?? profile.model ?? current.defaultModels[chosen] ?? ollamaDefault

@@ -8,7 +8,7 @@
 import type { SessionId } from "@pedelec/contracts/Ids"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import type { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { EffortProfile, EffortSupport, ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { EffortLevel, EffortProfile, EffortSupport, ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
 import type { TurnKind } from "@pedelec/contracts/Session"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -63,12 +63,31 @@ export interface EffortAllowList {
   readonly env: ReadonlyArray<string>
 }
 
+/** What each effort level runs with when the user's settings hold no profile for it. */
+export type DefaultEffortProfiles = Readonly<Record<EffortLevel, EffortProfile>>
+
+/** Default profiles for a CLI whose effort is one argv token per level (built from the adapter's own allow-list). */
+export const effortProfilesOf = (token: (level: EffortLevel) => string): DefaultEffortProfiles => ({
+  low: { argv: [token("low")], env: {} },
+  medium: { argv: [token("medium")], env: {} },
+  high: { argv: [token("high")], env: {} }
+})
+
+/** For a CLI without an effort knob: every level runs the CLI's own default. */
+export const NO_EFFORT_PROFILES: DefaultEffortProfiles = {
+  low: { argv: [], env: {} },
+  medium: { argv: [], env: {} },
+  high: { argv: [], env: {} }
+}
+
 export interface ProviderAdapter {
   readonly code: ProviderCode
   readonly name: string
   readonly experimental: boolean
   readonly effort: EffortSupport
   readonly effortAllowList: EffortAllowList
+  /** Used for a level the user's settings do not define; each token passes `effortAllowList`. */
+  readonly defaultEffort: DefaultEffortProfiles
   /** Finds the CLI (PATH plus the usual install folders) and reports version and availability. */
   readonly detect: Effect.Effect<ProviderInfo>
   /** Acquires a session process in the caller's scope; closing the scope leaves no process behind. */

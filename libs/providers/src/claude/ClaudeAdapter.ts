@@ -4,7 +4,13 @@ import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
 import { AgentProcess } from "../AgentProcess.ts"
 import { detected } from "../Discovery.ts"
-import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import {
+  type EffortAllowList,
+  effortProfilesOf,
+  type ProviderAdapter,
+  type SessionProcessOptions,
+  type TurnInput
+} from "../Provider.ts"
 import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
 import { ClaudeTurnDecoder } from "./ClaudeEvents.ts"
 
@@ -118,6 +124,7 @@ export const makeClaudeAdapter = (options: CliAdapterOptions = {}): ProviderAdap
     experimental: false,
     effort: EFFORT,
     effortAllowList: CLAUDE_EFFORT_ALLOW_LIST,
+    defaultEffort: effortProfilesOf((level) => `--effort=${level}`),
     detect,
     start
   }

@@ -3,7 +3,13 @@ import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import { AgentProcess } from "../AgentProcess.ts"
 import { detected } from "../Discovery.ts"
-import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import {
+  type EffortAllowList,
+  effortProfilesOf,
+  type ProviderAdapter,
+  type SessionProcessOptions,
+  type TurnInput
+} from "../Provider.ts"
 import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
 import { CodexTurnDecoder, codexError } from "./CodexEvents.ts"
 
@@ -95,6 +101,7 @@ export const makeCodexAdapter = (options: CliAdapterOptions = {}): ProviderAdapt
     experimental: false,
     effort: EFFORT,
     effortAllowList: CODEX_EFFORT_ALLOW_LIST,
+    defaultEffort: effortProfilesOf((level) => `--config=model_reasoning_effort=${level}`),
     detect,
     start
   }

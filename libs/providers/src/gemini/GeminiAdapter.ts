@@ -24,7 +24,13 @@ import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import { AgentProcess } from "../AgentProcess.ts"
 import { detected } from "../Discovery.ts"
-import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import {
+  type EffortAllowList,
+  NO_EFFORT_PROFILES,
+  type ProviderAdapter,
+  type SessionProcessOptions,
+  type TurnInput
+} from "../Provider.ts"
 import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
 import { GeminiTurnDecoder } from "./GeminiEvents.ts"
 
@@ -167,6 +173,7 @@ export const makeGeminiAdapter = (options: CliAdapterOptions = {}): ProviderAdap
     experimental: false,
     effort: EFFORT,
     effortAllowList: GEMINI_EFFORT_ALLOW_LIST,
+    defaultEffort: NO_EFFORT_PROFILES,
     detect,
     start
   }

@@ -4,7 +4,13 @@ import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
 import { AgentProcess } from "../AgentProcess.ts"
 import { detected } from "../Discovery.ts"
-import type { EffortAllowList, ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import {
+  type EffortAllowList,
+  effortProfilesOf,
+  type ProviderAdapter,
+  type SessionProcessOptions,
+  type TurnInput
+} from "../Provider.ts"
 import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
 import { OpencodeTurnDecoder } from "./OpencodeEvents.ts"
 
@@ -123,6 +129,7 @@ export const makeOpencodeAdapter = (options: CliAdapterOptions = {}): ProviderAd
     experimental: false,
     effort: EFFORT,
     effortAllowList: OPENCODE_EFFORT_ALLOW_LIST,
+    defaultEffort: effortProfilesOf((level) => `--variant=${level}`),
     detect,
     start
   }

@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AgentProcess } from "../AgentProcess.ts"
 import type { OutputLine } from "../OutputLines.ts"
-import type { ProviderAdapter, SessionProcessOptions, TurnInput } from "../Provider.ts"
+import { NO_EFFORT_PROFILES, type ProviderAdapter, type SessionProcessOptions, type TurnInput } from "../Provider.ts"
 import type { LineCounts } from "../TurnProcess.ts"
 import { makeTurnProcess } from "../TurnProcess.ts"
 import { SCRIPTED_AGENT_VERSION } from "./Script.ts"
@@ -183,6 +183,7 @@ export const makeScriptedAdapter = (options: ScriptedAdapterOptions = {}): Provi
     experimental: false,
     effort: EFFORT,
     effortAllowList: { argv: [], env: [] },
+    defaultEffort: NO_EFFORT_PROFILES,
     detect,
     start
   }
