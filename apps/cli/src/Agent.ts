@@ -58,7 +58,7 @@ export const decodeCliOutput = (u: unknown): CliOutput | undefined => {
 const usage = (message: string): Refusal => ({ error: toolError("INVALID_INPUT", message), exit: EXIT.usage })
 
 /** Everything before the socket: the name, the thread id and the capability, as today's messages say. */
-const check = (command: AgentCommand, capability: string | undefined): Refusal | undefined => {
+export const check = (command: AgentCommand, capability: string | undefined): Refusal | undefined => {
   if (command._tag !== "ToolList" && !PATTERNS.toolName.test(command.name))
     return refusal(
       "TOOL_NOT_FOUND",
@@ -83,7 +83,7 @@ const check = (command: AgentCommand, capability: string | undefined): Refusal |
 }
 
 /** core.json's endpoint: the agent role needs only the socket and the pid. */
-const endpoint = async (): Promise<Endpoint | Refusal> => {
+export const endpoint = async (): Promise<Endpoint | Refusal> => {
   const file = runtimeFile()
   const read = await readRuntimeJson(file)
   if ("error" in read) return read
@@ -96,7 +96,7 @@ const endpoint = async (): Promise<Endpoint | Refusal> => {
 }
 
 /** Core's refusal keeps Core's words unless the agent needs other advice; a local refusal is already the line. */
-const refused = (answer: Exclude<Answer, { _tag: "Success" }>, sessionId: string): Refusal =>
+export const refused = (answer: Exclude<Answer, { _tag: "Success" }>, sessionId: string): Refusal =>
   answer._tag === "Refusal"
     ? answer.refusal
     : refusal(
@@ -105,8 +105,13 @@ const refused = (answer: Exclude<Answer, { _tag: "Success" }>, sessionId: string
         answer.error.details
       )
 
-const talk = async (command: AgentCommand, wire: Wire, at: Endpoint, version: string): Promise<Outcome | Refusal> => {
-  const sessionId = command.threadId
+/** Says `core.hello` on a fresh wire; a refusal when Core does not answer in kind. */
+export const hello = async (
+  wire: Wire,
+  at: Endpoint,
+  version: string,
+  sessionId: string
+): Promise<Refusal | undefined> => {
   const welcome = await wire.request(
     "core.hello",
     { protocolVersion: PROTOCOL_VERSION, component: "cli", version },
@@ -117,7 +122,19 @@ const talk = async (command: AgentCommand, wire: Wire, at: Endpoint, version: st
   const protocol = isRecord(welcome.value) ? welcome.value.protocolVersion : undefined
   if (typeof protocol !== "number") return garbled(at, "a welcome without a protocol version")
   if (protocol !== PROTOCOL_VERSION) return mismatch(protocol)
-  const proof: ReadonlyArray<readonly [string, string]> = [[SESSION_CAP_HEADER, process.env.PEDELEC_SESSION_CAP ?? ""]]
+  return undefined
+}
+
+/** The proof every agent request carries: this shell's session capability. */
+export const capabilityProof = (): ReadonlyArray<readonly [string, string]> => [
+  [SESSION_CAP_HEADER, process.env.PEDELEC_SESSION_CAP ?? ""]
+]
+
+const talk = async (command: AgentCommand, wire: Wire, at: Endpoint, version: string): Promise<Outcome | Refusal> => {
+  const sessionId = command.threadId
+  const refusedHello = await hello(wire, at, version, sessionId)
+  if (refusedHello !== undefined) return refusedHello
+  const proof = capabilityProof()
   const [tag, payload] =
     command._tag === "ToolList"
       ? ["tool.list", { sessionId }]

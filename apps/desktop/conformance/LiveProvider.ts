@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
+import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
@@ -17,6 +18,7 @@ import type * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   completionOf,
+  type HostClient,
   hostClient,
   isStatus,
   isType,
@@ -36,8 +38,8 @@ export interface LiveProvider {
   /** As the suite's title shows it, with the version. */
   readonly title: string
   readonly version: string
-  /** Where the pinned CLI's command lives; it goes first on Core's PATH. */
-  readonly binDir: string
+  /** Where the pinned CLI's command lives; it goes first on Core's PATH (none for Pedelec's own agent). */
+  readonly binDir?: string
   /** Writes the CLI's home and config under `root` (never the user's) and returns what else Core's env needs. */
   readonly environment: (root: string, server: ModelServer) => Promise<Record<string, string>>
   /** Extra session input, e.g. a model the CLI needs named. */
@@ -53,7 +55,19 @@ export interface LiveProvider {
   readonly errorScenario: "same-session" | "good-turn-first" | "fresh-sessions"
   /** Whether the suite also checks that a refused key (HTTP 401) asks the user to sign in. */
   readonly checksSignIn: boolean
+  /** The code a refused key gives; PROVIDER_AUTH_REQUIRED unless the provider has its own. */
+  readonly signInCode?: ErrorCode
+  /** Settings the provider needs in Core (e.g. Ollama's address and key), made through the host link. */
+  readonly configure?: (client: HostClient, server: ModelServer) => Effect.Effect<void, unknown>
+  /**
+   * How the script asks for a page tool call; by default a shell command running pedelec-cli. An agent with the page
+   * tools as functions (pedelec-agent) calls them directly, so no pedelec-cli process exists during the call.
+   */
+  readonly toolCall?: { readonly directive: (name: string, argsJson: string) => string; readonly viaShell: false }
 }
+
+const shellToolCall = (sessionId: string, name: string, argsJson: string) =>
+  `RUN[pedelec-cli --thread-id ${sessionId} tool-call ${name} '${argsJson}']END`
 
 const tools: ToolsManifest = [
   {
@@ -78,7 +92,11 @@ export const describeLiveProvider = (provider: LiveProvider) =>
       server = await startModelServer()
       root = await mkdtemp(path.join(os.tmpdir(), `pedelec-${provider.code}-`))
       const env = await provider.environment(root, server)
-      core = await startCore({ env: { PATH: `${provider.binDir}${path.delimiter}${process.env.PATH ?? ""}`, ...env } })
+      const bins = provider.binDir === undefined ? [] : [provider.binDir]
+      core = await startCore({ env: { PATH: [...bins, process.env.PATH ?? ""].join(path.delimiter), ...env } })
+      const configure = provider.configure
+      if (configure !== undefined)
+        await live(Effect.flatMap(hostClient(core.info), (client) => configure(client, server)))
     })
 
     afterAll(async () => {
@@ -139,7 +157,8 @@ export const describeLiveProvider = (provider: LiveProvider) =>
       live(
         Effect.gen(function* () {
           const { sessionId, events, turn } = yield* session
-          const completed = yield* turn(`RUN[pedelec-cli --thread-id ${sessionId} tool-call page_title '{"tab":1}']END`)
+          const directive = provider.toolCall?.directive ?? ((name, args) => shellToolCall(sessionId, name, args))
+          const completed = yield* turn(directive("page_title", '{"tab":1}'))
           expect(completed.reason).toBe("completed")
           const call = events.seen.filter(isType("tool_call")).find((e) => e.turnId === completed.turnId)
           expect(call?.tool).toBe("page_title")
@@ -184,7 +203,7 @@ export const describeLiveProvider = (provider: LiveProvider) =>
             // A refused key is told apart: the user has to sign in again, not retry.
             const denied = yield* (yield* session).turn("FAIL_HTTP[401]END")
             expect(denied.reason).toBe("failed")
-            expect(denied.error?.code).toBe("PROVIDER_AUTH_REQUIRED")
+            expect(denied.error?.code).toBe(provider.signInCode ?? "PROVIDER_AUTH_REQUIRED")
           }
         })
       ))
@@ -193,12 +212,13 @@ export const describeLiveProvider = (provider: LiveProvider) =>
       live(
         Effect.gen(function* () {
           const { client, sessionId, events } = yield* session
-          const text = `RUN[pedelec-cli --thread-id ${sessionId} tool-call wait '{}']END`
+          const text = provider.toolCall?.directive("wait", "{}") ?? shellToolCall(sessionId, "wait", "{}")
           const { turnId } = yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text })
           yield* events.next(isType("tool_call"), provider.turnTimeoutMs)
           const running = (yield* Effect.promise(() => sessionProcesses(sessionId))).map((p) => p.argv.join(" "))
           expect(running.some((argv) => argv.includes(provider.processName))).toBe(true)
-          expect(running.some((argv) => argv.includes("tool-call wait"))).toBe(true)
+          if (provider.toolCall === undefined)
+            expect(running.some((argv) => argv.includes("tool-call wait"))).toBe(true)
           expect((yield* client["session.cancel"]({ origin: ORIGIN, sessionId })).cancelled).toBe(true)
           expect((yield* events.next(completionOf(turnId), 30_000)).reason).toBe("cancelled")
           yield* events.next(isStatus("idle"), 30_000)

@@ -1,6 +1,6 @@
 /**
  * HomeLayout — where everything of one Pedelec home lives: `$PEDELEC_HOME` (default `~/.pedelec`) with `run/`,
- * `sessions/`, `logs/`, `workspaces/`, `settings.json`, `secrets.json`, and the Core IPC endpoint. Pure path
+ * `sessions/`, `logs/`, `workspaces/`, `agent/`, `settings.json`, `secrets.json`, and the Core IPC endpoint. Pure path
  * arithmetic shared by Core, pedelec-cli and the native host, so every process finds the same socket. Creating the
  * directories and their permissions is the owner's job (Core), not this module's. No Effect here: pedelec-cli's
  * agent path reads it and must start fast.
@@ -21,6 +21,8 @@ export interface CorePathsShape {
   readonly sessionsDir: string
   readonly logsDir: string
   readonly workspacesDir: string
+  /** `agent/<sessionId>/`: pedelec-agent's conversations (Ollama), private like the logs; removed when it ends. */
+  readonly agentDir: string
   readonly settingsFile: string
   readonly secretsFile: string
 }
@@ -76,6 +78,7 @@ export const resolveCorePaths = (environment: PathEnvironment = currentEnvironme
     sessionsDir: paths.join(home, "sessions"),
     logsDir: paths.join(home, "logs"),
     workspacesDir: paths.join(home, "workspaces"),
+    agentDir: paths.join(home, "agent"),
     settingsFile: paths.join(home, "settings.json"),
     secretsFile: paths.join(home, "secrets.json")
   }

@@ -13,6 +13,8 @@ export interface PromptContext {
   readonly tools: ReadonlyArray<ToolSummary>
   /** Only when pedelec-deno resolves on this machine; otherwise the agent must not be told to use it. */
   readonly denoAvailable: boolean
+  /** The agent is given the page's tools as function tools (pedelec-agent), not as shell commands. */
+  readonly toolsAsFunctions: boolean
 }
 
 /** Single quotes survive every POSIX shell; a quote inside is closed, escaped and reopened. */
@@ -55,13 +57,25 @@ const rules = (context: PromptContext): Array<string> => [
     : [])
 ]
 
+/** For an agent that calls the page's tools as functions: no commands to learn, and no shell to run them in. */
+const functionRules = (context: PromptContext): Array<string> => [
+  "You are working for a web page through Pedelec. The page defines tools that run in the user's browser; they are offered to you as functions.",
+  `Your Pedelec session (thread) id is ${context.sessionId}. Your workspace is your working folder; the pedelec_* functions list, read and write its files and run its scripts. You have no shell.`,
+  '- `{"ok":true,"result":…}` is the answer. `{"ok":true,"resultFile":…}` means the answer was large: read that file with pedelec_read_file.',
+  '- `{"ok":false,"error":{"code":…,"message":…}}` is a failure: read the message, fix the arguments if it says so, and do not retry blindly.',
+  "- If pedelec_run_script fails as unavailable, report that to the user; there is no other way to run scripts."
+]
+
 /** The text for a fresh provider session: rules, guidance, tool index, then the user's text. */
 export const freshSessionPrompt = (context: PromptContext, userText: string): string => {
-  const sections = [["# Pedelec runtime rules", ...rules(context)].join("\n")]
+  const sections = [
+    ["# Pedelec runtime rules", ...(context.toolsAsFunctions ? functionRules(context) : rules(context))].join("\n")
+  ]
   if (context.guidance && context.guidance.trim().length > 0) {
     sections.push(["# Guidance from the page", context.guidance].join("\n"))
   }
-  if (context.tools.length > 0) {
+  // Function tools carry their own names, descriptions and schemas.
+  if (context.tools.length > 0 && !context.toolsAsFunctions) {
     sections.push(["# Page tools", ...context.tools.map((tool) => toolEntry(context.sessionId, tool))].join("\n"))
   }
   sections.push(["# User", userText].join("\n"))

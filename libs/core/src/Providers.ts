@@ -3,11 +3,16 @@
  * detection results cached until a rescan. The scripted test agent exists only when enabled. It does not start
  * processes (adapters do, for Sessions) and does not choose a session's provider (Sessions, from settings).
  */
+import { existsSync } from "node:fs"
+import path from "node:path"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
+import { AntigravityAdapter } from "@pedelec/providers/antigravity/AntigravityAdapter"
 import { ClaudeAdapter } from "@pedelec/providers/claude/ClaudeAdapter"
 import { CodexAdapter } from "@pedelec/providers/codex/CodexAdapter"
+import { CursorAdapter } from "@pedelec/providers/cursor/CursorAdapter"
 import { GeminiAdapter } from "@pedelec/providers/gemini/GeminiAdapter"
+import { makeOllamaAdapter } from "@pedelec/providers/ollama/OllamaAdapter"
 import { OpencodeAdapter } from "@pedelec/providers/opencode/OpencodeAdapter"
 import type { ProviderAdapter } from "@pedelec/providers/Provider"
 import { ScriptedAdapter } from "@pedelec/providers/scripted/ScriptedAdapter"
@@ -15,6 +20,22 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CoreConfig } from "./CoreConfig.ts"
+import { SettingsStore } from "./SettingsStore.ts"
+
+/** pedelec-agent sits beside pedelec-cli; the connection is read from the settings each time it is needed. */
+const ollamaAdapter = Effect.gen(function* () {
+  const config = yield* CoreConfig
+  const settings = yield* SettingsStore
+  const agent = config.binDir === undefined ? undefined : path.join(config.binDir, "pedelec-agent")
+  return makeOllamaAdapter({
+    agentCommand: agent !== undefined && existsSync(agent) ? agent : undefined,
+    connection: Effect.gen(function* () {
+      const { ollama } = yield* settings.get
+      const secrets = yield* settings.getSecrets
+      return { baseUrl: ollama.baseUrl, timeoutMs: ollama.timeoutMs, apiKey: secrets.ollamaApiKey }
+    })
+  })
+})
 
 export class Providers extends Context.Service<
   Providers,
@@ -64,11 +85,18 @@ export class Providers extends Context.Service<
       })
     )
 
-  static readonly layer = Providers.layerWith([
-    ScriptedAdapter,
-    ClaudeAdapter,
-    CodexAdapter,
-    GeminiAdapter,
-    OpencodeAdapter
-  ])
+  static readonly layer = Layer.unwrap(
+    Effect.map(ollamaAdapter, (ollama) =>
+      Providers.layerWith([
+        ScriptedAdapter,
+        ClaudeAdapter,
+        CodexAdapter,
+        GeminiAdapter,
+        OpencodeAdapter,
+        CursorAdapter,
+        AntigravityAdapter,
+        ollama
+      ])
+    )
+  )
 }

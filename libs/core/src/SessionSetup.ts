@@ -285,7 +285,8 @@ export class SessionSetup extends Context.Service<
                   sessionId,
                   guidance: session.record.skills?.guidance,
                   tools: yield* tools.list(sessionId),
-                  denoAvailable: false
+                  denoAvailable: false,
+                  toolsAsFunctions: session.adapter.toolsAsFunctions === true
                 },
                 userText
               )

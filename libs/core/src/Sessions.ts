@@ -4,6 +4,7 @@
  * that leaves no process and no managed workspace behind. Ownership is by origin, decided here alone. It does not
  * parse provider output (TurnRunner, adapters), route tool calls (ToolRouter) or store files (the stores).
  */
+import path from "node:path"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, SessionCapability, SessionId, TurnId } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -12,10 +13,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { CoreConfig } from "./CoreConfig.ts"
+import { CorePaths } from "./CorePaths.ts"
 import { SessionEvents } from "./SessionEvents.ts"
 import { type LiveSession, SessionSetup } from "./SessionSetup.ts"
 import { SessionStore } from "./SessionStore.ts"
@@ -65,6 +68,8 @@ export class Sessions extends Context.Service<
       const store = yield* SessionStore
       const workspaces = yield* Workspaces
       const config = yield* CoreConfig
+      const paths = yield* CorePaths
+      const fs = yield* FileSystem.FileSystem
       const layerScope = yield* Effect.scope
       const live = new Map<SessionId, LiveSession>()
       const capabilities = new Map<SessionCapability, SessionId>()
@@ -215,6 +220,8 @@ export class Sessions extends Context.Service<
         live.delete(sessionId)
         yield* setup.persistEnded(session).pipe(Effect.ignore)
         if (session.record.workspace.managed) yield* workspaces.removeManaged(sessionId).pipe(Effect.ignore)
+        // pedelec-agent's conversations hold the page's tool results: they go with the session.
+        yield* fs.remove(path.join(paths.agentDir, sessionId), { recursive: true, force: true }).pipe(Effect.ignore)
       })
 
       const end = Effect.fn("Sessions.end")(function* (origin: Origin, sessionId: SessionId) {

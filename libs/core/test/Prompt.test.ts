@@ -20,7 +20,7 @@ const tools = [
 
 describe("freshSessionPrompt", () => {
   const prompt = freshSessionPrompt(
-    { sessionId, guidance: "Keep the canvas tidy.", tools, denoAvailable: false },
+    { sessionId, guidance: "Keep the canvas tidy.", tools, denoAvailable: false, toolsAsFunctions: false },
     "Draw."
   )
 
@@ -50,10 +50,26 @@ describe("freshSessionPrompt", () => {
 
   it("mentions pedelec-deno only when it is available, and then forbids falling back", () => {
     assert.notInclude(prompt, "pedelec-deno")
-    const withDeno = freshSessionPrompt({ sessionId, guidance: undefined, tools: [], denoAvailable: true }, "Run it.")
+    const withDeno = freshSessionPrompt(
+      { sessionId, guidance: undefined, tools: [], denoAvailable: true, toolsAsFunctions: false },
+      "Run it."
+    )
     assert.include(withDeno, `pedelec-deno --thread-id ${sessionId} run`)
     assert.include(withDeno, "never fall back to node, bun or another deno")
     assert.notInclude(withDeno, "# Guidance from the page")
     assert.notInclude(withDeno, "# Page tools")
+  })
+
+  it("for an agent given the tools as functions: no shell commands and no tool index, the guidance kept", () => {
+    const functions = freshSessionPrompt(
+      { sessionId, guidance: "Keep the canvas tidy.", tools, denoAvailable: false, toolsAsFunctions: true },
+      "Draw a square."
+    )
+    assert.notInclude(functions, "pedelec-cli")
+    assert.notInclude(functions, "# Page tools")
+    assert.include(functions, "offered to you as functions")
+    assert.include(functions, "pedelec_read_file")
+    assert.include(functions, "Keep the canvas tidy.")
+    assert.isTrue(functions.endsWith("# User\nDraw a square."))
   })
 })

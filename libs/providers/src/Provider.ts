@@ -86,6 +86,8 @@ export interface ProviderAdapter {
   readonly experimental: boolean
   readonly effort: EffortSupport
   readonly effortAllowList: EffortAllowList
+  /** The agent gets the page's tools as function tools (pedelec-agent) rather than pedelec-cli commands. */
+  readonly toolsAsFunctions?: boolean
   /** Used for a level the user's settings do not define; each token passes `effortAllowList`. */
   readonly defaultEffort: DefaultEffortProfiles
   /** Finds the CLI (PATH plus the usual install folders) and reports version and availability. */

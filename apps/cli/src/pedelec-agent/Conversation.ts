@@ -1,0 +1,91 @@
+/**
+ * Conversation — one pedelec-agent conversation: its messages, kept in `$PEDELEC_HOME/agent/<sessionId>/<id>.json`
+ * (folder 0700, file 0600: the page's tool results can be private, and they stay out of the workspace other agents
+ * read), so a later turn resumes it even after Core restarts; and which of them fit the model's context window.
+ * Core removes the session's folder when the session ends. It does not talk to the model or run tools.
+ */
+import { randomBytes } from "node:crypto"
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import path from "node:path"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { ChatMessage } from "./Ollama.ts"
+
+const Stored = Schema.Array(
+  Schema.Struct({
+    role: Schema.Literals(["user", "assistant", "tool"]),
+    content: Schema.String,
+    tool_name: Schema.optionalKey(Schema.String),
+    tool_calls: Schema.optionalKey(
+      Schema.Array(
+        Schema.Struct({
+          function: Schema.Struct({ name: Schema.String, arguments: Schema.Record(Schema.String, Schema.Unknown) })
+        })
+      )
+    )
+  })
+)
+const decodeStored = Schema.decodeUnknownOption(Stored)
+
+/** Ids look like Core's own: 128 random bits, URL-safe, so one can never name a path. */
+export const newConversationId = (): string => randomBytes(16).toString("base64url")
+const ID = /^[A-Za-z0-9_-]{16,64}$/
+
+export const conversationFile = (agentDir: string, sessionId: string, id: string): string => {
+  if (!ID.test(id)) throw new Error(`not a pedelec-agent conversation id: ${id}`)
+  return path.join(agentDir, sessionId, `${id}.json`)
+}
+
+/** The stored messages, or none when the file is missing or unreadable (the conversation then starts over). */
+export const loadConversation = async (file: string): Promise<Array<ChatMessage>> => {
+  const text = await readFile(file, "utf8").catch(() => undefined)
+  if (text === undefined) return []
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return []
+  }
+  return Option.getOrElse(decodeStored(json), () => []) as Array<ChatMessage>
+}
+
+export const saveConversation = async (file: string, messages: ReadonlyArray<ChatMessage>): Promise<void> => {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+  const temp = `${file}.${process.pid}.tmp`
+  await writeFile(temp, JSON.stringify(messages), { mode: 0o600 })
+  await rename(temp, file)
+}
+
+/** A cheap, deliberately high estimate (about 3 characters a token) so the window is never overrun by surprise. */
+export const estimateTokens = (message: ChatMessage): number => Math.ceil(JSON.stringify(message).length / 3) + 4
+
+const CUT_MARK = "\n[… cut by pedelec-agent to fit the model's context window]"
+
+/**
+ * The messages to send within `budget` tokens: the oldest earlier turns go first, whole (a turn starts at a user
+ * message), and the current turn is always sent; if it alone is too long, its longest tool results are shortened.
+ */
+export const fitToWindow = (messages: ReadonlyArray<ChatMessage>, budget: number): Array<ChatMessage> => {
+  let start = 0
+  let lastUser = messages.length - 1
+  while (lastUser > 0 && messages[lastUser]?.role !== "user") lastUser--
+  const total = (from: number) => messages.slice(from).reduce((sum, message) => sum + estimateTokens(message), 0)
+  while (start < lastUser && total(start) > budget) {
+    const next = messages.findIndex((message, index) => index > start && message.role === "user")
+    start = next === -1 || next > lastUser ? lastUser : next
+  }
+  const kept = messages.slice(start).map((message) => ({ ...message }) as ChatMessage)
+  let over = kept.reduce((sum, message) => sum + estimateTokens(message), 0) - budget
+  const longestFirst = kept
+    .map((message, index) => ({ message, index }))
+    .filter(({ message }) => message.role === "tool")
+    .sort((a, b) => b.message.content.length - a.message.content.length)
+  for (const { message, index } of longestFirst) {
+    if (over <= 0) break
+    const keep = Math.max(200, message.content.length - over * 3)
+    if (keep >= message.content.length) continue
+    over -= Math.ceil((message.content.length - keep) / 3)
+    kept[index] = { ...message, content: message.content.slice(0, keep) + CUT_MARK } as ChatMessage
+  }
+  return kept
+}

@@ -1,0 +1,122 @@
+/**
+ * Loop — one turn of pedelec-agent: resume or start the conversation, learn the model's context window, offer the
+ * page's tools and the workspace tools as functions, and run model rounds until the model answers without a tool
+ * call (or the round limit stops it). Owns what is emitted as ProviderEvents and when the conversation is saved;
+ * HTTP (Ollama), Core (PageTools) and files (WorkspaceTools, Conversation) are their own modules.
+ */
+
+import type { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
+import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
+import { conversationFile, fitToWindow, loadConversation, newConversationId, saveConversation } from "./Conversation.ts"
+import { AgentFailure, Cancelled } from "./Failure.ts"
+import { type ChatMessage, type Connection, chat, contextLength, type ToolCall } from "./Ollama.ts"
+import { openPageTools } from "./PageTools.ts"
+import { runWorkspaceTool, type ToolAnswer, workspaceTools } from "./WorkspaceTools.ts"
+
+export const LOOP_LIMITS = {
+  /** Model rounds in one turn: a model stuck calling tools stops here instead of running up the user's machine. */
+  maxRounds: 32,
+  /** Ollama's own default window is small and silently truncates; ask for the model's, up to this. */
+  maxNumCtx: 32_768,
+  /** When the server does not say (older Ollama, compatible servers). */
+  defaultNumCtx: 8_192,
+  /** The share of the window the history may take; the rest is for the answer. */
+  historyShare: 0.75
+} as const
+
+export interface TurnContext {
+  readonly threadId: string
+  readonly workspace: string
+  readonly agentDir: string
+  readonly version: string
+  readonly think: boolean | string | undefined
+  readonly signal: AbortSignal
+  readonly emit: (event: ProviderEvent) => void
+}
+
+const systemMessage = (workspace: string): ChatMessage => ({
+  role: "system",
+  content:
+    `You are a coding agent started by Pedelec for a web page. Your workspace is ${workspace}. ` +
+    "Use the functions you are offered: the page's tools, and the pedelec_* functions for the workspace. " +
+    "When you are done, answer in plain text."
+})
+
+const detailOf = (call: ToolCall) => JSON.stringify(call.arguments).slice(0, 4_096)
+
+export const runTurn = async (request: AgentLoopRequest, context: TurnContext): Promise<void> => {
+  const connection: Connection = {
+    baseUrl: request.baseUrl,
+    apiKey: request.apiKey,
+    timeoutMs: request.timeoutMs,
+    signal: context.signal
+  }
+  const id = request.providerSessionId ?? newConversationId()
+  const file = conversationFile(context.agentDir, context.threadId, id)
+  const messages = request.providerSessionId === undefined ? [] : await loadConversation(file)
+  messages.push({ role: "user", content: request.prompt })
+  // Saved before the first round: a turn that fails still leaves a conversation the next turn can resume.
+  await saveConversation(file, messages)
+  context.emit({ type: "session", providerSessionId: id })
+
+  const window = (await contextLength(connection, request.model)) ?? LOOP_LIMITS.defaultNumCtx
+  const numCtx = Math.min(window, LOOP_LIMITS.maxNumCtx)
+  const page = await openPageTools(context.threadId, context.version)
+  try {
+    const tools = [...page.tools, ...workspaceTools]
+    const system = systemMessage(context.workspace)
+    let inputTokens = 0
+    let outputTokens = 0
+    for (let round = 1; round <= LOOP_LIMITS.maxRounds; round++) {
+      const reply = await chat(
+        connection,
+        {
+          model: request.model,
+          messages: [system, ...fitToWindow(messages, Math.floor(numCtx * LOOP_LIMITS.historyShare))],
+          tools,
+          numCtx,
+          think: context.think
+        },
+        (text) => context.emit({ type: "delta", text })
+      )
+      inputTokens += reply.inputTokens
+      outputTokens += reply.outputTokens
+      messages.push({
+        role: "assistant",
+        content: reply.content,
+        ...(reply.toolCalls.length > 0 ? { tool_calls: reply.toolCalls.map((call) => ({ function: call })) } : {})
+      })
+      if (reply.content !== "") context.emit({ type: "message", text: reply.content })
+      if (reply.toolCalls.length === 0) {
+        await saveConversation(file, messages)
+        context.emit({ type: "usage", inputTokens, outputTokens })
+        context.emit({ type: "completed" })
+        return
+      }
+      for (const call of reply.toolCalls) {
+        if (context.signal.aborted) throw new Cancelled()
+        context.emit({ type: "tool_activity", name: call.name, detail: detailOf(call) })
+        const answer: ToolAnswer | unknown =
+          (await runWorkspaceTool(call.name, call.arguments, context)) ??
+          (page.tools.some((tool) => tool.function.name === call.name)
+            ? await page.call(call.name, call.arguments, context.signal)
+            : {
+                ok: false,
+                error: {
+                  code: "TOOL_NOT_FOUND",
+                  message: `There is no function ${call.name}; use one you are offered.`
+                }
+              })
+        messages.push({ role: "tool", tool_name: call.name, content: JSON.stringify(answer) })
+      }
+      await saveConversation(file, messages)
+    }
+    throw new AgentFailure(
+      "PROVIDER_FAILED",
+      { provider: "ollama" },
+      `the model was still calling tools after ${LOOP_LIMITS.maxRounds} rounds, so pedelec-agent stopped the turn; ask for a smaller step`
+    )
+  } finally {
+    page.close()
+  }
+}

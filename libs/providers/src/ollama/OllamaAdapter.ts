@@ -1,0 +1,139 @@
+/**
+ * OllamaAdapter — the `ollama` provider: Pedelec's own agent loop (`pedelec-agent`, apps/cli) against an
+ * Ollama-compatible server, one process per turn in the session's workspace. The connection (address, key, silence
+ * timeout) is read from the settings when a session starts and given to the agent on stdin, never in argv or env.
+ * Detection asks the server for its version. The loop itself (tools, rounds, context window) is pedelec-agent's.
+ */
+import { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { EffortSupport, ProviderInfo } from "@pedelec/contracts/Provider"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { AgentProcess } from "../AgentProcess.ts"
+import {
+  type EffortAllowList,
+  NO_EFFORT_PROFILES,
+  type ProviderAdapter,
+  type SessionProcessOptions,
+  type TurnInput
+} from "../Provider.ts"
+import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import { AgentLoopDecoder } from "./OllamaEvents.ts"
+
+const PROVIDER = "ollama"
+const NAME = "Ollama (pedelec-agent)"
+const EXIT_WAIT_MS = 1_000
+const VERSION_TIMEOUT_MS = 3_000
+
+const EFFORT: EffortSupport = {
+  supported: true,
+  note:
+    "Ollama's `think` option: a profile holds --think=low|medium|high (gpt-oss) or --think=true|false (other " +
+    "thinking models); models without thinking reject it, so no level sets it by default. A profile may also pick " +
+    "a model per level."
+}
+export const OLLAMA_EFFORT_ALLOW_LIST: EffortAllowList = { argv: [/^--think=(low|medium|high|true|false)$/], env: [] }
+
+/** What the settings say about the server, read when a session starts (and for each detection). */
+export interface OllamaConnection {
+  readonly baseUrl: string
+  readonly timeoutMs: number
+  /** From secrets.json; undefined when the user has not set one. */
+  readonly apiKey: string | undefined
+}
+
+export interface OllamaAdapterOptions extends Pick<CliAdapterOptions, "agentProcess"> {
+  /** The `pedelec-agent` command (next to pedelec-cli); undefined when this install has none. */
+  readonly agentCommand: string | undefined
+  readonly connection: Effect.Effect<OllamaConnection, PedelecError>
+}
+
+const encodeRequest = Schema.encodeSync(Schema.fromJsonString(AgentLoopRequest))
+
+const MISSING_AGENT =
+  "pedelec-agent, Pedelec's agent loop for Ollama, is missing from this install. Reinstall Pedelec (or run `npm run build` in a checkout)."
+
+const keyRequired = () =>
+  PedelecError.fromCode("OLLAMA_API_KEY_REQUIRED", "provider", { details: { provider: PROVIDER } })
+
+const versionOf = (connection: OllamaConnection): Effect.Effect<string, PedelecError> =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const response = await fetch(`${connection.baseUrl.replace(/\/+$/, "")}/api/version`, {
+        headers: { authorization: `Bearer ${connection.apiKey ?? ""}` },
+        signal: AbortSignal.any([signal, AbortSignal.timeout(VERSION_TIMEOUT_MS)])
+      })
+      if (response.status === 401 || response.status === 403) throw "auth"
+      const body = (await response.json()) as { version?: unknown }
+      if (!response.ok || typeof body.version !== "string") throw "invalid"
+      return body.version
+    },
+    catch: (cause) =>
+      cause === "auth"
+        ? PedelecError.fromCode("OLLAMA_AUTH_FAILED", "provider")
+        : cause === "invalid"
+          ? PedelecError.fromCode("OLLAMA_RESPONSE_INVALID", "provider", { details: { baseUrl: connection.baseUrl } })
+          : PedelecError.fromCode("OLLAMA_UNAVAILABLE", "provider", { details: { baseUrl: connection.baseUrl } })
+  })
+
+export const makeOllamaAdapter = (options: OllamaAdapterOptions): ProviderAdapter => {
+  const about = { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT } as const
+
+  const detect: Effect.Effect<ProviderInfo> = Effect.gen(function* () {
+    if (options.agentCommand === undefined) return { ...about, available: false, version: null, error: MISSING_AGENT }
+    const connection = yield* options.connection
+    if (connection.apiKey === undefined) return yield* Effect.fail(keyRequired())
+    const version = yield* versionOf(connection)
+    return { ...about, available: true, version, error: null }
+  }).pipe(
+    Effect.catch((error: PedelecError) =>
+      Effect.succeed({ ...about, available: false, version: null, error: error.message })
+    )
+  )
+
+  const startSession = Effect.fn("OllamaAdapter.start")(function* (session: SessionProcessOptions) {
+    const command = options.agentCommand
+    if (command === undefined)
+      return yield* Effect.fail(
+        PedelecError.fromCode("PROVIDER_START_FAILED", "provider", {
+          details: { provider: PROVIDER, reason: MISSING_AGENT }
+        })
+      )
+    const connection = yield* options.connection
+    const apiKey = connection.apiKey
+    if (apiKey === undefined) return yield* Effect.fail(keyRequired())
+    // ProviderChoice refuses an ollama session without a model; this only keeps the type honest.
+    const model = session.model ?? ""
+    return yield* makeTurnProcess({
+      provider: PROVIDER,
+      label: "pedelec-agent",
+      spawn: (turn: TurnInput) => ({
+        command,
+        args: [...session.effort.argv],
+        cwd: session.workspace,
+        env: session.env,
+        inheritEnv: true,
+        stdin: encodeRequest({
+          prompt: turn.prompt,
+          ...(turn.providerSessionId === undefined ? {} : { providerSessionId: turn.providerSessionId }),
+          model,
+          baseUrl: connection.baseUrl,
+          apiKey,
+          timeoutMs: connection.timeoutMs
+        })
+      }),
+      decoder: () => new AgentLoopDecoder(),
+      exitWaitMs: EXIT_WAIT_MS,
+      cleanExitCompletes: false
+    })
+  })
+
+  return {
+    ...about,
+    effortAllowList: OLLAMA_EFFORT_ALLOW_LIST,
+    defaultEffort: NO_EFFORT_PROFILES,
+    toolsAsFunctions: true,
+    detect,
+    start: (session) => startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
+  }
+}
