@@ -1,6 +1,6 @@
 /**
  * Providers — the registry of provider adapters Core can run, and what `listProviders()` reports about them:
- * detection results cached until a rescan. The scripted test agent exists only when enabled. It does not start
+ * detection results of found providers cached until a rescan. The scripted test agent exists only when enabled. It does not start
  * processes (adapters do, for Sessions) and does not choose a session's provider (Sessions, from settings).
  */
 import { existsSync } from "node:fs"
@@ -68,7 +68,9 @@ export class Providers extends Context.Service<
         const info = Effect.fn("Providers.info")(function* (code: ProviderCode) {
           const found = yield* adapter(code)
           const cached = detected.get(code)
-          if (cached) return cached
+          // Only a found provider is remembered: one the user has just installed, signed in to or configured
+          // (Ollama's key) must work on the next try, without a rescan.
+          if (cached?.available) return cached
           const fresh = yield* found.detect
           detected.set(code, fresh)
           return fresh

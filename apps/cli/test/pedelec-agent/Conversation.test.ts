@@ -1,0 +1,76 @@
+// pedelec-agent's conversation store and context window: saved privately and read back, a damaged file starts the
+// conversation over, ids cannot name a path, and the window keeps the current turn while the oldest turns go first.
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises"
+import os from "node:os"
+import path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  conversationFile,
+  estimateTokens,
+  fitToWindow,
+  loadConversation,
+  newConversationId,
+  saveConversation
+} from "../../src/pedelec-agent/Conversation.ts"
+import type { ChatMessage } from "../../src/pedelec-agent/Ollama.ts"
+
+let dir: string
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "pedelec-agent-conv-"))
+})
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+const turn = (n: number, size: number): Array<ChatMessage> => [
+  { role: "user", content: `question ${n}` },
+  { role: "assistant", content: "", tool_calls: [{ function: { name: "t", arguments: {} } }] },
+  { role: "tool", tool_name: "t", content: "r".repeat(size) },
+  { role: "assistant", content: `answer ${n}` }
+]
+
+describe("conversation store", () => {
+  it("saves privately and reads back; a damaged or missing file starts over", async () => {
+    const file = conversationFile(dir, "session-1", newConversationId())
+    const messages = turn(1, 10)
+    await saveConversation(file, messages)
+    expect(await loadConversation(file)).toEqual(messages)
+    expect((await stat(file)).mode & 0o777).toBe(0o600)
+    expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700)
+    await writeFile(file, "{not json")
+    expect(await loadConversation(file)).toEqual([])
+    await writeFile(file, JSON.stringify([{ role: "boss", content: 1 }]))
+    expect(await loadConversation(file)).toEqual([])
+    expect(await loadConversation(path.join(dir, "none.json"))).toEqual([])
+  })
+
+  it("never lets an id name a path", () => {
+    expect(() => conversationFile(dir, "s", "../../etc/passwd")).toThrow()
+    expect(() => conversationFile(dir, "s", "short")).toThrow()
+  })
+})
+
+describe("fitToWindow", () => {
+  it("sends everything that fits", () => {
+    const messages = [...turn(1, 10), ...turn(2, 10)]
+    expect(fitToWindow(messages, 10_000)).toEqual(messages)
+  })
+
+  it("drops the oldest whole turns first and always keeps the current one", () => {
+    const current: Array<ChatMessage> = [{ role: "user", content: "now" }]
+    const messages = [...turn(1, 3_000), ...turn(2, 3_000), ...current]
+    const kept = fitToWindow(messages, 1_500)
+    expect(kept[0]).toEqual({ role: "user", content: "question 2" })
+    expect(kept.at(-1)).toEqual(current[0])
+    const tiny = fitToWindow(messages, 10)
+    expect(tiny).toEqual(current)
+  })
+
+  it("shortens the current turn's longest tool results when it alone is too long", () => {
+    const messages = turn(1, 60_000).slice(0, 3)
+    const kept = fitToWindow(messages, 5_000)
+    expect(kept).toHaveLength(3)
+    const tool = kept[2] as { content: string }
+    expect(tool.content.length).toBeLessThan(60_000)
+    expect(tool.content).toContain("cut by pedelec-agent")
+    expect(kept.reduce((sum, message) => sum + estimateTokens(message), 0)).toBeLessThanOrEqual(5_200)
+  })
+})

@@ -1,0 +1,135 @@
+// The ollama provider through a real Core and the real pedelec-agent, against the scripted model server (and a raw
+// one that never stops calling tools): the workspace tools act on the session's workspace and refuse a way out,
+// scripts wait for pedelec-deno, a model stuck in tool calls is stopped at the round limit, a missing key or model
+// is told apart, and the conversation file goes when the session ends.
+import { existsSync } from "node:fs"
+import { readFile } from "node:fs/promises"
+import http from "node:http"
+import type { AddressInfo } from "node:net"
+import path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
+import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
+import * as Effect from "effect/Effect"
+import { afterAll, beforeAll } from "vitest"
+import {
+  coreForFile,
+  failureCode,
+  type HostClient,
+  hostClient,
+  ORIGIN,
+  openSession,
+  runTurnAnswering
+} from "./harness.ts"
+
+const core = coreForFile()
+let server: ModelServer
+beforeAll(async () => {
+  server = await startModelServer()
+})
+afterAll(() => server.close())
+
+const configure = (client: HostClient, baseUrl: string, apiKey: string | null = "ollama") =>
+  Effect.gen(function* () {
+    yield* client["settings.set"]({ settings: { ...DEFAULT_SETTINGS, ollama: { baseUrl, timeoutMs: 10_000 } } })
+    yield* client["settings.set_secret"]({ name: "ollamaApiKey", value: apiKey })
+  })
+
+const ollamaSession = (model = "scripted-model", baseUrl = server.url) =>
+  Effect.gen(function* () {
+    const client = yield* hostClient(core.info)
+    yield* configure(client, baseUrl)
+    const opened = yield* openSession(client, { provider: "ollama", model })
+    const turn = (text: string) =>
+      runTurnAnswering(client, opened.events, opened.sessionId, text, () => ({ ok: true, result: "page" }))
+    return { client, ...opened, turn, workspace: path.join(core.home, "workspaces", opened.sessionId) }
+  })
+
+describe("ollama through pedelec-agent and a real Core", () => {
+  it.live("writes and reads the session's workspace, and refuses a path out of it", () =>
+    Effect.gen(function* () {
+      const { turn, workspace } = yield* ollamaSession()
+      const wrote = yield* turn('TOOL[pedelec_write_file]ARGS[{"path":"out/r.txt","content":"from the model"}]END')
+      assert.strictEqual(wrote.reason, "completed")
+      assert.strictEqual(
+        yield* Effect.promise(() => readFile(path.join(workspace, "out", "r.txt"), "utf8")),
+        "from the model"
+      )
+      const read = yield* turn('TOOL[pedelec_read_file]ARGS[{"path":"out/r.txt"}]END')
+      assert.include(read.text, "from the model")
+      const outside = yield* turn('TOOL[pedelec_read_file]ARGS[{"path":"../../settings.json"}]END')
+      assert.strictEqual(outside.reason, "completed")
+      assert.include(outside.text, "INVALID_INPUT")
+      assert.notInclude(outside.text, "baseUrl")
+    })
+  )
+
+  it.live("a script needs pedelec-deno: without it the model is told DENO_UNAVAILABLE", () =>
+    Effect.gen(function* () {
+      const { turn } = yield* ollamaSession()
+      const ran = yield* turn('TOOL[pedelec_run_script]ARGS[{"script":"main.ts"}]END')
+      assert.include(ran.text, "DENO_UNAVAILABLE")
+    })
+  )
+
+  it.live(
+    "a model that never stops calling tools is stopped at the round limit; the conversation goes with the session",
+    () =>
+      Effect.gen(function* () {
+        let chats = 0
+        const endless = http.createServer((req, res) => {
+          if (req.url?.endsWith("/api/chat")) chats++
+          const call = { function: { name: "pedelec_list_files", arguments: {} } }
+          const line = req.url?.endsWith("/api/chat")
+            ? { message: { role: "assistant", content: "", tool_calls: [call] }, done: true }
+            : { model_info: { "llama.context_length": 4096 } }
+          res.end(`${JSON.stringify(line)}\n`)
+        })
+        yield* Effect.promise(() => new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve)))
+        yield* Effect.addFinalizer(() =>
+          Effect.promise(() => new Promise<void>((resolve) => endless.close(() => resolve())))
+        )
+        const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}`
+        const { client, sessionId, turn } = yield* ollamaSession("scripted-model", url)
+        const stuck = yield* turn("go")
+        assert.strictEqual(stuck.reason, "failed")
+        assert.strictEqual(stuck.error?.code, "PROVIDER_FAILED")
+        assert.include(stuck.error?.message, "32 rounds")
+        assert.strictEqual(chats, 32)
+        const conversations = path.join(core.home, "agent", sessionId)
+        assert.isTrue(existsSync(conversations))
+        yield* client["session.end"]({ origin: ORIGIN, sessionId })
+        assert.isFalse(existsSync(conversations))
+      }).pipe(Effect.scoped)
+  )
+
+  it.live("a model Ollama does not have is OLLAMA_MODEL_NOT_FOUND, with the pull command", () =>
+    Effect.gen(function* () {
+      const { turn } = yield* ollamaSession("no-such-model")
+      const failed = yield* turn("TEXT[x]END")
+      assert.strictEqual(failed.error?.code, "OLLAMA_MODEL_NOT_FOUND")
+      assert.include(failed.error?.message, "ollama pull no-such-model")
+    })
+  )
+
+  it.live("without an API key ollama is unavailable and says how to fix it; setting one is enough, no rescan", () =>
+    Effect.gen(function* () {
+      const client = yield* hostClient(core.info)
+      yield* configure(client, server.url, null)
+      const listed = (yield* client["providers.list"]({ rescan: true })).find((info) => info.code === "ollama")
+      assert.isFalse(listed?.available)
+      assert.include(listed?.error, "non-empty API key")
+      const create = client["session.create"]({
+        origin: ORIGIN,
+        input: { provider: "ollama", model: "scripted-model" }
+      })
+      assert.strictEqual(yield* failureCode(create), "PROVIDER_UNAVAILABLE")
+      yield* client["settings.set_secret"]({ name: "ollamaApiKey", value: "ollama" })
+      const created = yield* client["session.create"]({
+        origin: ORIGIN,
+        input: { provider: "ollama", model: "scripted-model", autoEndOnDisconnect: false }
+      })
+      assert.isString(created.sessionId)
+    })
+  )
+})
