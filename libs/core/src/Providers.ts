@@ -1,7 +1,8 @@
 /**
  * Providers — the registry of provider adapters Core can run, and what `listProviders()` reports about them:
- * detection results of found providers cached until a rescan. The scripted test agent exists only when enabled. It does not start
- * processes (adapters do, for Sessions) and does not choose a session's provider (Sessions, from settings).
+ * detection at start (in the background) and on demand, found providers cached until a rescan. The scripted test
+ * agent exists only when enabled. It does not start processes (adapters do, for Sessions) and does not choose a
+ * session's provider (Sessions, from settings).
  */
 import { existsSync } from "node:fs"
 import path from "node:path"
@@ -83,6 +84,8 @@ export class Providers extends Context.Service<
           })
         })
 
+        // Scanned at start, in the background, so the first listProviders() or createSession() finds it done.
+        yield* Effect.forkScoped(list(true))
         return Providers.of({ adapter, info, list })
       })
     )

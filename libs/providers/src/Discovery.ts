@@ -114,22 +114,34 @@ const askVersion = (file: string, args: ReadonlyArray<string>, env: DiscoveryEnv
     )
   })
 
+/** Every copy looked at: the newest that answered `--version`, and those that did not (for the user's message). */
+export interface Discovered {
+  readonly best: FoundCli | undefined
+  readonly unanswered: ReadonlyArray<string>
+}
+
+const discoverAll = async (spec: CliSpec, env: DiscoveryEnv, platform: NodeJS.Platform): Promise<Discovered> => {
+  let best: FoundCli | undefined
+  const unanswered: Array<string> = []
+  for (const file of await candidates(spec, env, platform)) {
+    const version = await askVersion(file, spec.versionArgs, env)
+    if (version === undefined) unanswered.push(file)
+    else if (best === undefined || compareVersions(version, best.version) > 0) best = { path: file, version }
+  }
+  return { best, unanswered }
+}
+
 /** The newest working copy of the CLI, or undefined when none answers `--version`. */
 export const discover = (
   spec: CliSpec,
   env: DiscoveryEnv = process.env,
   platform: NodeJS.Platform = process.platform
-): Effect.Effect<FoundCli | undefined> =>
-  Effect.promise(async () => {
-    let best: FoundCli | undefined
-    for (const file of await candidates(spec, env, platform)) {
-      const version = await askVersion(file, spec.versionArgs, env)
-      if (version !== undefined && (best === undefined || compareVersions(version, best.version) > 0)) {
-        best = { path: file, version }
-      }
-    }
-    return best
-  })
+): Effect.Effect<FoundCli | undefined> => Effect.promise(async () => (await discoverAll(spec, env, platform)).best)
+
+/** A copy exists but would not say its version (broken install, or a machine too busy to start it in time). */
+const unansweredMessage = (files: ReadonlyArray<string>, args: ReadonlyArray<string>) =>
+  `Found ${files.join(", ")}, but \`${[files[0], ...args].join(" ")}\` failed or did not answer within ` +
+  `${VERSION_TIMEOUT_MS / 1000} s. Check that it runs from a terminal, then rescan providers.`
 
 export interface Detected {
   /** Looks again (a rescan) and reports what `listProviders()` shows. */
@@ -146,15 +158,14 @@ export const detected = (
   env?: DiscoveryEnv
 ): Detected => {
   let found: FoundCli | undefined
-  const find = Effect.suspend(() => discover(spec, env)).pipe(Effect.tap((cli) => Effect.sync(() => (found = cli))))
-  const detect = Effect.map(
-    find,
-    (cli): ProviderInfo => ({
-      ...about,
-      available: cli !== undefined,
-      version: cli?.version ?? null,
-      error: cli === undefined ? notFound : null
-    })
+  const look = Effect.promise(() => discoverAll(spec, env ?? process.env, process.platform)).pipe(
+    Effect.tap((discovered) => Effect.sync(() => (found = discovered.best)))
   )
+  const detect = Effect.map(look, ({ best, unanswered }): ProviderInfo => {
+    if (best !== undefined) return { ...about, available: true, version: best.version, error: null }
+    const error = unanswered.length > 0 ? unansweredMessage(unanswered, spec.versionArgs) : notFound
+    return { ...about, available: false, version: null, error }
+  })
+  const find = Effect.map(look, (discovered) => discovered.best)
   return { detect, cli: Effect.suspend(() => (found === undefined ? find : Effect.succeed(found))) }
 }

@@ -4,7 +4,7 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll } from "vitest"
-import { candidates, commonDirs, compareVersions, discover, versionIn } from "../src/Discovery.ts"
+import { candidates, commonDirs, compareVersions, detected, discover, versionIn } from "../src/Discovery.ts"
 
 let root = ""
 const dir = (name: string) => path.join(root, name)
@@ -69,6 +69,18 @@ describe("Discovery", () => {
   it.effect("reports nothing when no copy answers", () =>
     Effect.gen(function* () {
       assert.isUndefined(yield* discover(spec, { PATH: dir("c"), HOME: dir("nohome") }, "linux"))
+    })
+  )
+
+  it.effect("a copy that does not answer is named in the error, not called missing", () =>
+    Effect.gen(function* () {
+      const about = { code: "codex", name: "Codex", experimental: false, effort: { supported: false } } as const
+      const broken = detected(about, spec, "not found", { PATH: dir("c"), HOME: dir("nohome") })
+      const info = yield* broken.detect
+      assert.isFalse(info.available)
+      assert.include(info.error, `Found ${path.join(dir("c"), "agent")}, but`)
+      const missing = yield* detected(about, spec, "not found", { PATH: dir("none"), HOME: dir("nohome") }).detect
+      assert.strictEqual(missing.error, "not found")
     })
   )
 

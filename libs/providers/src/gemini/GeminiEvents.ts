@@ -1,6 +1,7 @@
 /**
  * GeminiEvents — Gemini CLI's `--output-format stream-json` lines (0.61.0), decoded strictly by key into
- * ProviderEvents for one turn: `init` gives the session id, assistant `message`s with `"delta":true` stream (and
+ * ProviderEvents for one turn: `init` gives the session id (reported with the turn's success, as gemini keeps only
+ * sessions whose turn succeeded), assistant `message`s with `"delta":true` stream (and
  * make one message once the model moves on to a tool or ends), `tool_use` and `tool_result` are tool activity, and
  * `result` gives usage and the end of the turn, or an error mapped to a contract code. `error` lines are gemini's
  * warnings, or the reason a later `result` fails. Unknown line types are ignored and counted; unreadable lines are
@@ -104,6 +105,8 @@ export class GeminiTurnDecoder extends CountingDecoder {
   private readonly toolNames = new Map<string, string>()
   private streamed = ""
   private lastError: string | undefined
+  /** From `init`, reported only with a successful `result`: gemini saves no session whose first turn failed. */
+  private sessionId: string | undefined
 
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
@@ -114,7 +117,10 @@ export class GeminiTurnDecoder extends CountingDecoder {
     const raw = json.value
     switch (envelope.value.type) {
       case "init":
-        return this.mapped(decodeInit(raw), (init) => [{ type: "session", providerSessionId: init.session_id }])
+        return this.mapped(decodeInit(raw), (init) => {
+          this.sessionId = init.session_id
+          return []
+        })
       case "message":
         return this.mapped(decodeMessage(raw), (message) => this.message(message))
       case "tool_use":
@@ -168,7 +174,11 @@ export class GeminiTurnDecoder extends CountingDecoder {
   private result(line: typeof Result.Type): ReadonlyArray<ProviderEvent> {
     const usage = usageOf(line.stats)
     const before = [...this.flush(), ...(usage === undefined ? [] : [usage])]
-    if (line.status === "success") return [...before, { type: "completed" }]
+    if (line.status === "success") {
+      const session: ReadonlyArray<ProviderEvent> =
+        this.sessionId === undefined ? [] : [{ type: "session", providerSessionId: this.sessionId }]
+      return [...before, ...session, { type: "completed" }]
+    }
     return [...before, this.errorOf(line)]
   }
 

@@ -120,7 +120,7 @@ describe("GeminiAdapter detection and processes", () => {
           const events = yield* Stream.runCollect(sp.send({ ...newTurn, prompt: "say hello" }))
           assert.deepStrictEqual(
             events.map((event) => event.type),
-            ["session", "delta", "delta", "delta", "message", "usage", "completed"]
+            ["delta", "delta", "delta", "message", "usage", "session", "completed"]
           )
           assert.strictEqual(readFileSync(path.join(bin, "stdin"), "utf8"), "say hello")
           assert.include(readFileSync(path.join(bin, "env"), "utf8"), "PEDELEC_THREAD_ID=t1")

@@ -23,15 +23,15 @@ const clean = { skipped: 0, ignored: 0 }
 const COMMAND = `pedelec-cli --thread-id t1 tool-call page_title '{"tab":1}'`
 
 describe("GeminiEvents on real gemini 0.61.0 output", () => {
-  it("a text turn: session id, the deltas, the message they make, usage and the completion", () => {
+  it("a text turn: the deltas, the message they make, usage, then the session id with the completion", () => {
     const { events, counts } = fixture("text-turn.jsonl")
     assert.deepStrictEqual(events, [
-      { type: "session", providerSessionId: "73b43ed7-c089-41e5-97cd-a0324767f95f" },
       { type: "delta", text: "hello fro" },
       { type: "delta", text: "m the scri" },
       { type: "delta", text: "pted model" },
       { type: "message", text: "hello from the scripted model" },
       { type: "usage", inputTokens: 100, outputTokens: 10 },
+      { type: "session", providerSessionId: "73b43ed7-c089-41e5-97cd-a0324767f95f" },
       { type: "completed" }
     ])
     assert.deepStrictEqual(counts, clean)
@@ -45,12 +45,12 @@ describe("GeminiEvents on real gemini 0.61.0 output", () => {
       `"ok":true,"result":"Example Page"}\nProcess Group PGID: 24438\n</untrusted_context>`
     ]
     assert.deepStrictEqual(events, [
-      { type: "session", providerSessionId: TOOL_SESSION },
       { type: "tool_activity", name: "run_shell_command", detail: COMMAND },
       { type: "tool_activity", name: "run_shell_command", detail: "finished" },
       ...parts.map((text) => ({ type: "delta" as const, text })),
       { type: "message", text: parts.join("") },
       { type: "usage", inputTokens: 200, outputTokens: 20 },
+      { type: "session", providerSessionId: TOOL_SESSION },
       { type: "completed" }
     ])
     assert.deepStrictEqual(counts, clean)
@@ -59,21 +59,20 @@ describe("GeminiEvents on real gemini 0.61.0 output", () => {
   it("the resumed turn keeps the session id", () => {
     const { events, counts } = fixture("resumed-turn.jsonl")
     assert.deepStrictEqual(events, [
-      { type: "session", providerSessionId: TOOL_SESSION },
       { type: "delta", text: "re" },
       { type: "delta", text: "su" },
       { type: "delta", text: "med" },
       { type: "message", text: "resumed" },
       { type: "usage", inputTokens: 100, outputTokens: 10 },
+      { type: "session", providerSessionId: TOOL_SESSION },
       { type: "completed" }
     ])
     assert.deepStrictEqual(counts, clean)
   })
 
-  it("an HTTP 400 turn fails with gemini's text and the status in the details", () => {
+  it("an HTTP 400 turn fails with gemini's text and the status, and reports no session (gemini keeps none)", () => {
     const { events, counts } = fixture("http-400.jsonl")
     assert.deepStrictEqual(events, [
-      { type: "session", providerSessionId: "125de1a8-5a1c-4733-8bcd-54fae8a9faba" },
       {
         type: "error",
         code: "PROVIDER_FAILED",

@@ -1,0 +1,141 @@
+/**
+ * CursorAdapter — the `cursor` provider (Cursor's CLI, `cursor-agent`, newer installs also `agent`), EXPERIMENTAL:
+ * written from Cursor's published docs (https://cursor.com/docs/cli/headless, /cli/reference/parameters,
+ * /cli/reference/output-format, /cli/reference/permissions, /agent/tools/terminal; read 2026) and third-party
+ * captures of cursor-agent 2026.07–2026.08, never run here. One `cursor-agent -p` process per turn through
+ * AgentProcess, the prompt on stdin (print mode reads piped stdin), stdout decoded by CursorEvents. It owns the
+ * invocation; finding the CLI is Discovery's; stall timeouts, tool routing and session events are Core's.
+ *
+ * Permission modes (this text is the docs' provider table row):
+ * - Least privilege (default): no `--force`, `--sandbox enabled`. In print mode without --force, file writes are
+ *   only proposed, not applied (docs). Shell commands run in Cursor's sandbox (workspace and /tmp writable, the
+ *   rest read-only, no network); where the platform has no sandbox, a command needs an approval print mode cannot
+ *   give. Commands in the user's own `permissions.allow` (~/.cursor/cli-config.json) run without asking: a user who
+ *   adds `Shell(pedelec-cli)` and `Shell(pedelec-deno)` there lets page tools work, since the sandbox's network
+ *   block most likely also stops pedelec-cli reaching Core's socket. `--approve-mcps` is never passed.
+ * - Full access (a per-origin opt-in in the desktop app): `--force --sandbox disabled`; every tool call runs.
+ * Both pass `--trust`: headless cursor stops at the workspace trust question, and Pedelec picked the workspace.
+ * Unverified: that stdin carries the prompt on every build, what print mode does with a non-allowlisted command,
+ * whether allowlisted commands run outside the sandbox, and that `.cursor/cli.json` written into the workspace by
+ * the agent cannot widen the next turn (Cursor reads project permissions from there; nothing here turns that off).
+ * `--sandbox enabled` aborts on Windows ("Sandbox requires macOS or Linux", a third-party capture).
+ */
+import path from "node:path"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { EffortSupport } from "@pedelec/contracts/Provider"
+import * as Effect from "effect/Effect"
+import { AgentProcess } from "../AgentProcess.ts"
+import { detected } from "../Discovery.ts"
+import {
+  type EffortAllowList,
+  NO_EFFORT_PROFILES,
+  type ProviderAdapter,
+  type SessionProcessOptions,
+  type TurnInput
+} from "../Provider.ts"
+import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import { CURSOR_AUTH_TEXT, CursorTurnDecoder } from "./CursorEvents.ts"
+
+const PROVIDER = "cursor"
+const NAME = "Cursor CLI"
+/** After `result`, how long cursor gets to exit on its own before the scope's kill sequence runs. */
+const EXIT_WAIT_MS = 2_000
+/** How much of stderr an authentication error quotes. */
+const STDERR_IN_MESSAGE = 2_000
+
+const EFFORT: EffortSupport = {
+  supported: false,
+  note:
+    "Cursor's CLI documents no effort flag for print mode: the reasoning level is part of the model name " +
+    "(e.g. gpt-5.2-high, a -thinking variant). A profile can still pick a model per level."
+}
+export const CURSOR_EFFORT_ALLOW_LIST: EffortAllowList = { argv: [], env: [] }
+
+const startFailed = (reason: string) =>
+  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
+
+const NOT_FOUND =
+  "Cursor's CLI (the `cursor-agent` or `agent` command) was not found on PATH or in the usual install folders. " +
+  "Install it (`curl https://cursor.com/install -fsS | bash`), sign in once with `cursor-agent login` (or set " +
+  "CURSOR_API_KEY), then rescan providers."
+
+/** The argv for one turn; exported for tests and the docs. */
+export const cursorArgs = (session: SessionProcessOptions, turn: TurnInput): Array<string> => [
+  "-p",
+  "--output-format",
+  "stream-json",
+  "--stream-partial-output",
+  "--workspace",
+  session.workspace,
+  "--trust",
+  ...(session.fullAccess ? ["--force", "--sandbox", "disabled"] : ["--sandbox", "enabled"]),
+  ...(session.model === undefined ? [] : ["--model", session.model]),
+  ...(turn.providerSessionId === undefined ? [] : ["--resume", turn.providerSessionId]),
+  ...session.effort.argv
+]
+
+/** The installer's own folders: `~/.local/bin` (already searched) and `~/.cursor/bin` or `%LOCALAPPDATA%`. */
+const cursorDirs = (home: string, platform: NodeJS.Platform): ReadonlyArray<string> =>
+  home === ""
+    ? []
+    : platform === "win32"
+      ? [path.win32.join(home, "AppData", "Local", "cursor-agent")]
+      : [path.join(home, ".cursor", "bin")]
+
+export const makeCursorAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
+  const { detect, cli: located } = detected(
+    { code: PROVIDER, name: NAME, experimental: true, effort: EFFORT },
+    { commands: ["cursor-agent"], versionArgs: ["--version"], extraDirs: cursorDirs },
+    NOT_FOUND,
+    options.env
+  )
+
+  const startSession = Effect.fn("CursorAdapter.start")(function* (session: SessionProcessOptions) {
+    const cli = yield* located
+    if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
+    return yield* makeTurnProcess({
+      provider: PROVIDER,
+      label: "cursor-agent",
+      spawn: (turn: TurnInput) => ({
+        command: cli.path,
+        args: cursorArgs(session, turn),
+        cwd: session.workspace,
+        env: { ...session.env, ...session.effort.env },
+        inheritEnv: true,
+        stdin: turn.prompt
+      }),
+      decoder: () => new CursorTurnDecoder(),
+      exitWaitMs: EXIT_WAIT_MS,
+      // The docs: success ends with `result`; without one the turn did not finish, whatever the exit code.
+      cleanExitCompletes: false,
+      // A failure prints no JSON, only stderr; missing or refused credentials are the user's to fix.
+      explainExit: (exit, stderr) =>
+        CURSOR_AUTH_TEXT.test(stderr)
+          ? [
+              {
+                type: "error",
+                code: "PROVIDER_AUTH_REQUIRED",
+                message: stderr.trim().slice(-STDERR_IN_MESSAGE),
+                details: { provider: PROVIDER, exitCode: exit.code ?? null }
+              }
+            ]
+          : undefined
+    })
+  })
+  const start = (session: SessionProcessOptions) =>
+    startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
+
+  return {
+    code: PROVIDER,
+    name: NAME,
+    experimental: true,
+    effort: EFFORT,
+    effortAllowList: CURSOR_EFFORT_ALLOW_LIST,
+    defaultEffort: NO_EFFORT_PROFILES,
+    detect,
+    start
+  }
+}
+
+/** The `cursor` adapter as Core registers it: Discovery over this process's environment, Node's process spawner. */
+export const CursorAdapter: ProviderAdapter = makeCursorAdapter()
