@@ -1,6 +1,6 @@
 /**
- * CursorAdapter — the `cursor` provider (Cursor's CLI, `cursor-agent`, newer installs also `agent`), EXPERIMENTAL:
- * written from Cursor's published docs (https://cursor.com/docs/cli/headless, /cli/reference/parameters,
+ * CursorAdapter — the `cursor` provider (Cursor's CLI `cursor-agent`; its generic `agent` alias is not looked for,
+ * another program may carry that name), EXPERIMENTAL: written from Cursor's published docs (https://cursor.com/docs/cli/headless, /cli/reference/parameters,
  * /cli/reference/output-format, /cli/reference/permissions, /agent/tools/terminal; read 2026) and third-party
  * captures of cursor-agent 2026.07–2026.08, never run here. One `cursor-agent -p` process per turn through
  * AgentProcess, the prompt on stdin (print mode reads piped stdin), stdout decoded by CursorEvents. It owns the
@@ -55,7 +55,7 @@ const startFailed = (reason: string) =>
   PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
 
 const NOT_FOUND =
-  "Cursor's CLI (the `cursor-agent` or `agent` command) was not found on PATH or in the usual install folders. " +
+  "Cursor's CLI (the `cursor-agent` command) was not found on PATH or in the usual install folders. " +
   "Install it (`curl https://cursor.com/install -fsS | bash`), sign in once with `cursor-agent login` (or set " +
   "CURSOR_API_KEY), then rescan providers."
 
