@@ -1,10 +1,11 @@
 /**
  * CursorAdapter — the `cursor` provider (Cursor's CLI `cursor-agent`; its generic `agent` alias is not looked for,
- * another program may carry that name), EXPERIMENTAL: written from Cursor's published docs (https://cursor.com/docs/cli/headless, /cli/reference/parameters,
- * /cli/reference/output-format, /cli/reference/permissions, /agent/tools/terminal; read 2026) and third-party
- * captures of cursor-agent 2026.07–2026.08, never run here. One `cursor-agent -p` process per turn through
- * AgentProcess, the prompt on stdin (print mode reads piped stdin), stdout decoded by CursorEvents. It owns the
- * invocation; finding the CLI is Discovery's; stall timeouts, tool routing and session events are Core's.
+ * another program may carry that name), EXPERIMENTAL: written from Cursor's published docs
+ * (https://cursor.com/docs/cli/headless, /cli/reference/parameters, /cli/reference/output-format,
+ * /cli/reference/permissions, /agent/tools/terminal; read 2026) and third-party captures of cursor-agent
+ * 2026.07–2026.08, never run here. One `cursor-agent -p` process per turn through AgentProcess, the prompt on stdin
+ * (print mode reads piped stdin), stdout decoded by CursorEvents. It owns the invocation; finding the CLI is
+ * Discovery's; stall timeouts, tool routing and session events are Core's.
  *
  * Permission modes (this text is the docs' provider table row):
  * - Least privilege (default): no `--force`, `--sandbox enabled`. In print mode without --force, file writes are
