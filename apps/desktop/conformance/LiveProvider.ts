@@ -4,6 +4,8 @@
 // PEDELEC_SESSION_CAP reached it); a resumed turn that keeps its context (the server's log shows the history); a model
 // error with its code and a good turn after it; a cancel during a long tool call that leaves no process. Each
 // provider's file only says how its CLI is pointed at the server and what it cannot do.
+// An adapter that keeps its CLI warm also shows that two turns of a session run in one process, and that the turn
+// after a cancel resumes the conversation in a new one.
 
 import { mkdtemp, rm } from "node:fs/promises"
 import os from "node:os"
@@ -64,6 +66,8 @@ export interface LiveProvider {
    * tools as functions (pedelec-agent) calls them directly, so no pedelec-cli process exists during the call.
    */
   readonly toolCall?: { readonly directive: (name: string, argsJson: string) => string; readonly viaShell: false }
+  /** Whether the adapter keeps one warm CLI process for a session's turns (then the suite checks its pid). */
+  readonly warmProcess?: boolean
 }
 
 const shellToolCall = (sessionId: string, name: string, argsJson: string) =>
@@ -183,6 +187,52 @@ export const describeLiveProvider = (provider: LiveProvider) =>
           expect(said.at(-1)).toContain("RECALL")
         })
       ))
+
+    if (provider.warmProcess === true) {
+      /** The pids of the session's processes that are the CLI itself (not its shells or pedelec-cli). */
+      const cliPids = (sessionId: string) =>
+        Effect.promise(() => sessionProcesses(sessionId)).pipe(
+          Effect.map((seen) =>
+            seen.filter((p) => path.basename(p.argv[0] ?? "") === provider.processName).map((p) => p.pid)
+          )
+        )
+
+      it("two turns of a session run in one warm CLI process, which waits between them", () =>
+        live(
+          Effect.gen(function* () {
+            const { sessionId, turn } = yield* session
+            expect((yield* turn("TEXT[first]END")).reason).toBe("completed")
+            const between = yield* cliPids(sessionId)
+            expect(between).toHaveLength(1)
+            const second = yield* turn("TEXT[second]END")
+            expect(second.reason).toBe("completed")
+            expect(second.text).toBe("second")
+            expect(yield* cliPids(sessionId)).toEqual(between)
+          })
+        ))
+
+      it("after a cancel, the next turn resumes the conversation in a new CLI process", () =>
+        live(
+          Effect.gen(function* () {
+            const { client, sessionId, events, turn } = yield* session
+            const marker = `warm-marker-${provider.code}`
+            expect((yield* turn(`TEXT[noted]END ${marker}`)).reason).toBe("completed")
+            const before = yield* cliPids(sessionId)
+            const text = shellToolCall(sessionId, "wait", "{}")
+            const { turnId } = yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text })
+            yield* events.next(isType("tool_call"), provider.turnTimeoutMs)
+            expect((yield* client["session.cancel"]({ origin: ORIGIN, sessionId })).cancelled).toBe(true)
+            expect((yield* events.next(completionOf(turnId), 30_000)).reason).toBe("cancelled")
+            yield* events.next(isStatus("idle"), 30_000)
+            const recalled = yield* turn("RECALL")
+            expect(recalled.reason).toBe("completed")
+            expect(recalled.text).toContain(marker)
+            const after = yield* cliPids(sessionId)
+            expect(after).toHaveLength(1)
+            expect(after).not.toEqual(before)
+          })
+        ))
+    }
 
     it("a model error fails the turn with PROVIDER_FAILED, and the next turn works", () =>
       live(

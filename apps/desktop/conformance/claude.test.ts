@@ -6,6 +6,7 @@ import path from "node:path"
 import * as Effect from "effect/Effect"
 import { describe, expect, inject, it } from "vitest"
 import { hostClient, removeHome, startCore, stopCore } from "../test/harness.ts"
+import { claudeEnvironment } from "./CliEnvironments.ts"
 import { describeLiveProvider, live } from "./LiveProvider.ts"
 
 describeLiveProvider({
@@ -13,20 +14,15 @@ describeLiveProvider({
   title: "Claude Code",
   version: inject("claudeVersion"),
   binDir: inject("claudeBinDir"),
-  // claude keeps its config and sessions under CLAUDE_CONFIG_DIR (and HOME): never the user's real ones.
-  environment: async (root, server) => ({
-    HOME: root,
-    CLAUDE_CONFIG_DIR: path.join(root, ".claude"),
-    ANTHROPIC_BASE_URL: server.url,
-    ANTHROPIC_API_KEY: "sk-ant-fake",
-    CLAUDE_CODE_MAX_RETRIES: "0"
-  }),
+  environment: claudeEnvironment,
   turnTimeoutMs: 60_000,
   testTimeoutMs: 90_000,
   processName: "claude",
   // claude merges a failed prompt into the next user message, and the scripted server acts on the first directive.
   errorScenario: "fresh-sessions",
-  checksSignIn: true
+  checksSignIn: true,
+  // One `claude --input-format stream-json` per session, fed a user message per turn.
+  warmProcess: true
 })
 
 describe("Claude Code missing", () => {

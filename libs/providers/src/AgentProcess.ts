@@ -28,8 +28,8 @@ export interface AgentSpawnOptions {
   readonly env: Readonly<Record<string, string>>
   /** Merge `env` over this process's environment; otherwise the agent sees `env` alone. */
   readonly inheritEnv: boolean
-  /** Written to stdin, which is then closed. */
-  readonly stdin: string
+  /** Written to stdin, which is then closed: one text, or a stream (a warm CLI's turns) that ends when it ends. */
+  readonly stdin: string | Stream.Stream<Uint8Array>
   /** Tests only: a smaller line limit than SPEC's 16 MiB. */
   readonly maxLineBytes?: number
 }
@@ -112,7 +112,11 @@ const make = Effect.gen(function* () {
       extendEnv: options.inheritEnv,
       // Own process group (and session): the whole group can be interrupted and killed without touching Core.
       detached: true,
-      stdin: { stream: Stream.make(new TextEncoder().encode(options.stdin)), endOnDone: true },
+      stdin: {
+        stream:
+          typeof options.stdin === "string" ? Stream.make(new TextEncoder().encode(options.stdin)) : options.stdin,
+        endOnDone: true
+      },
       // The spawner's own release runs after ours and finds nothing left; these only matter if ours failed. It also
       // sends killSignal to the group when the CLI exits non-zero, so members left behind are asked, not shot.
       killSignal: "SIGTERM",

@@ -50,7 +50,10 @@ export interface SessionProcess {
    * turn: the CLI is interrupted, then its process group and every descendant seen are killed.
    */
   readonly send: (turn: TurnInput) => Stream.Stream<ProviderEvent, PedelecError>
-  /** Asks the running turn to stop the way the CLI prefers (SIGINT to its group by default). */
+  /**
+   * Asks the running turn to stop the way the CLI prefers: SIGINT to its group by default, or a warm CLI's own
+   * interrupt message, which keeps its process for the next turn.
+   */
   readonly interrupt: Effect.Effect<void>
   /** Processes started and still alive, for the session file and the crash reaper. */
   readonly processes: Effect.Effect<ReadonlyArray<ProcessRecord>>

@@ -1,9 +1,11 @@
 /**
- * TurnProcess — the session process of a CLI run as one process per turn (every adapter today): spawn the turn
- * through AgentProcess, decode its lines, end the turn's stream at its first completion or error, give the CLI a
- * moment to exit, and say why a turn ended without either. `interrupt` and `processes` cover every running turn;
- * closing the session's scope stops them, so no process outlives its session. Adapters own the command line, the
- * decoder and what an unfinished exit means for their CLI; Core owns stall timeouts and what the events mean.
+ * TurnProcess — the session process of a CLI run as one process per turn (a CLI that keeps one warm process uses
+ * WarmProcess): spawn the turn through AgentProcess, decode its lines, end the turn's stream at its first completion
+ * or error, give the CLI a moment to exit, and say why a turn ended without either. `interrupt` and `processes` cover
+ * every running turn; closing the session's scope stops them, so no process outlives its session. Adapters own the
+ * command line, the decoder and what an unfinished exit means for their CLI; Core owns stall timeouts and what the
+ * events mean. How a turn ends (its terminal events, an unfinished exit explained, the decoding report) is shared
+ * with WarmProcess.
  */
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -55,26 +57,65 @@ export abstract class CountingDecoder implements TurnDecoder {
   }
 }
 
-export interface TurnProcessSpec<D extends TurnDecoder> {
+/** What every session process needs to know about a CLI to end a turn: its name, decoder and exit explanations. */
+export interface TurnEndingSpec<D extends TurnDecoder> {
   readonly provider: ProviderCode
   /** How messages name the CLI ("claude", "the agent"). */
   readonly label: string
-  readonly spawn: (turn: TurnInput) => Omit<AgentSpawnOptions, "provider">
   readonly decoder: () => D
-  /** After the turn's last event, how long the CLI may take to exit on its own before the scope kills it. */
-  readonly exitWaitMs: number
-  /** Whether exit 0 without a completion event still finished the turn (the CLI has no final event of its own). */
-  readonly cleanExitCompletes: boolean
   /** Events that say better than stderr why a failed exit happened (an error line cut short, an auth exit code). */
   readonly explainExit?: (exit: AgentExit, stderr: string, decoder: D) => ReadonlyArray<ProviderEvent> | undefined
   /** Logged once per turn beside the unused-line counts (warnings a CLI printed). */
   readonly report?: (decoder: D) => Effect.Effect<void>
 }
 
+export interface TurnProcessSpec<D extends TurnDecoder> extends TurnEndingSpec<D> {
+  readonly spawn: (turn: TurnInput) => Omit<AgentSpawnOptions, "provider">
+  /** After the turn's last event, how long the CLI may take to exit on its own before the scope kills it. */
+  readonly exitWaitMs: number
+  /** Whether exit 0 without a completion event still finished the turn (the CLI has no final event of its own). */
+  readonly cleanExitCompletes: boolean
+}
+
 /** How much of stderr a failure's message quotes; `details.stderr` keeps the whole tail. */
 const STDERR_IN_MESSAGE = 2_000
 
-const isTerminal = (event: ProviderEvent) => event.type === "completed" || event.type === "error"
+export const isTerminal = (event: ProviderEvent) => event.type === "completed" || event.type === "error"
+
+/**
+ * Why the CLI exited (not cleanly) before its turn's completion or error: the adapter's own events when it can say
+ * better, otherwise PROVIDER_FAILED quoting stderr.
+ */
+export const unfinishedTurn = <D extends TurnDecoder>(
+  spec: TurnEndingSpec<D>,
+  exit: AgentExit,
+  stderr: string,
+  decoder: D
+): ReadonlyArray<ProviderEvent> | PedelecError => {
+  const explained = spec.explainExit?.(exit, stderr, decoder)
+  if (explained !== undefined) return explained
+  const shown = stderr === "" ? "it printed nothing on stderr" : `stderr: ${stderr.slice(-STDERR_IN_MESSAGE)}`
+  return PedelecError.fromCode("PROVIDER_FAILED", "provider", {
+    details: {
+      provider: spec.provider,
+      reason: `${spec.label} ended without finishing the turn (${exit.description}; ${shown})`,
+      exitCode: exit.code ?? null,
+      stderr,
+      skippedLines: decoder.counts.skipped
+    }
+  })
+}
+
+/** The turn's decoding report: the adapter's own, then the lines it could not use (when there were any). */
+export const reportTurn = <D extends TurnDecoder>(spec: TurnEndingSpec<D>, decoder: D) =>
+  Effect.suspend(() =>
+    Effect.andThen(
+      spec.report?.(decoder) ?? Effect.void,
+      decoder.counts.skipped + decoder.counts.ignored === 0
+        ? Effect.void
+        : Effect.logDebug(`${spec.label} output lines not used`, { ...decoder.counts })
+    )
+  )
 
 export const makeTurnProcess = <D extends TurnDecoder>(
   spec: TurnProcessSpec<D>
@@ -93,21 +134,8 @@ export const makeTurnProcess = <D extends TurnDecoder>(
         if (active.get(handle)?.interrupted === true) return Stream.empty
         if (exit.code === 0)
           return spec.cleanExitCompletes ? Stream.make<[ProviderEvent]>({ type: "completed" }) : Stream.empty
-        const stderr = yield* handle.stderrTail
-        const explained = spec.explainExit?.(exit, stderr, decoder)
-        if (explained !== undefined) return Stream.fromIterable(explained)
-        const shown = stderr === "" ? "it printed nothing on stderr" : `stderr: ${stderr.slice(-STDERR_IN_MESSAGE)}`
-        return Stream.fail(
-          PedelecError.fromCode("PROVIDER_FAILED", "provider", {
-            details: {
-              provider: spec.provider,
-              reason: `${spec.label} ended without finishing the turn (${exit.description}; ${shown})`,
-              exitCode: exit.code ?? null,
-              stderr,
-              skippedLines: decoder.counts.skipped
-            }
-          })
-        )
+        const outcome = unfinishedTurn(spec, exit, yield* handle.stderrTail, decoder)
+        return outcome instanceof PedelecError ? Stream.fail(outcome) : Stream.fromIterable(outcome)
       })
 
     const send = (turn: TurnInput): Stream.Stream<ProviderEvent, PedelecError> =>
@@ -134,15 +162,7 @@ export const makeTurnProcess = <D extends TurnDecoder>(
                 : unfinished(handle, decoder)
             )
           )
-          const report = Effect.suspend(() =>
-            Effect.andThen(
-              spec.report?.(decoder) ?? Effect.void,
-              decoder.counts.skipped + decoder.counts.ignored === 0
-                ? Effect.void
-                : Effect.logDebug(`${spec.label} output lines not used`, { ...decoder.counts })
-            )
-          )
-          return Stream.concat(events, ending).pipe(Stream.ensuring(report))
+          return Stream.concat(events, ending).pipe(Stream.ensuring(reportTurn(spec, decoder)))
         })
       )
 

@@ -1,3 +1,9 @@
+/**
+ * ClaudeAdapter — Claude Code as a provider: where `claude` is found, its effort knob, and its session process: one
+ * warm `claude -p --input-format stream-json` per session (WarmProcess), spawned with the session's privilege flags,
+ * model and effort and resuming the provider session a turn continues, each turn one stream-json user message on its
+ * stdin and a stop a `control_request` interrupt. Decoding claude's output is ClaudeEvents'.
+ */
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
@@ -11,13 +17,16 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import type { CliAdapterOptions } from "../TurnProcess.ts"
+import { makeWarmProcess } from "../WarmProcess.ts"
 import { ClaudeTurnDecoder } from "./ClaudeEvents.ts"
 
 const PROVIDER = "claude"
 const NAME = "Claude Code"
-/** After `result`, how long claude gets to exit on its own before the scope's kill sequence runs. */
-const EXIT_WAIT_MS = 2_000
+/** An idle claude holds about 190 MB; a session quiet this long starts a new one (about 1.5 s) for its next turn. */
+const IDLE_TIMEOUT_MS = 10 * 60_000
+/** claude answers its interrupt with the turn's `result` within about 60 ms; it is killed if it takes longer. */
+const INTERRUPT_GRACE_MS = 2_000
 /** claude kills a shell command after 2 minutes by default; a page tool call may legitimately last its longest. */
 const BASH_TIMEOUT_MS = TOOL_LIMITS.maxTimeoutMs * TOOL_LIMITS.maxProgressFactor + 60_000
 const LEAST_PRIVILEGE_TOOLS = "Bash,Read,Edit,Write,Glob,Grep"
@@ -46,9 +55,17 @@ const NOT_FOUND =
 
 const isRoot = () => process.getuid?.() === 0
 
-/** The argv for one turn; exported for tests and the docs. */
-export const claudeArgs = (session: SessionProcessOptions, turn: TurnInput): Array<string> => [
+/**
+ * The argv of a session's claude, continuing `providerSessionId` when one is given; exported for tests, the docs and
+ * the bench. Turns arrive on stdin (`claudeUserMessage`); closing stdin after one message makes it a one-turn run.
+ */
+export const claudeArgs = (
+  session: SessionProcessOptions,
+  resume: { readonly providerSessionId: string | undefined }
+): Array<string> => [
   "-p",
+  "--input-format",
+  "stream-json",
   "--output-format",
   "stream-json",
   "--verbose",
@@ -66,9 +83,20 @@ export const claudeArgs = (session: SessionProcessOptions, turn: TurnInput): Arr
         ...ALLOWED_COMMANDS
       ]),
   ...(session.model === undefined ? [] : ["--model", session.model]),
-  ...(turn.providerSessionId === undefined ? [] : ["--resume", turn.providerSessionId]),
+  ...(resume.providerSessionId === undefined ? [] : ["--resume", resume.providerSessionId]),
   ...session.effort.argv
 ]
+
+/** One turn as claude's stream-json input takes it: a user message with one text block (one line of JSON). */
+export const claudeUserMessage = (prompt: string): string =>
+  JSON.stringify({ type: "user", message: { role: "user", content: [{ type: "text", text: prompt }] } })
+
+/**
+ * Asks claude to stop its running turn: it answers with a `control_response`, cancels the tool or model call, records
+ * the interruption and ends the turn with a `result` (`error_during_execution`), staying alive for the next one.
+ */
+export const claudeInterruptRequest = (requestId: string): string =>
+  JSON.stringify({ type: "control_request", request_id: requestId, request: { subtype: "interrupt" } })
 
 /** The environment on top of the session's: quiet (no update checks, no telemetry) and long shell timeouts. */
 export const claudeEnv = (session: SessionProcessOptions): Record<string, string> => ({
@@ -79,6 +107,7 @@ export const claudeEnv = (session: SessionProcessOptions): Record<string, string
   BASH_MAX_TIMEOUT_MS: String(BASH_TIMEOUT_MS)
 })
 
+/** Where claude is looked for; its process goes through Node's spawner (see WarmProcess). */
 export const makeClaudeAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
   const { detect, cli: located } = detected(
     { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
@@ -98,21 +127,22 @@ export const makeClaudeAdapter = (options: CliAdapterOptions = {}): ProviderAdap
         )
       )
     }
-    return yield* makeTurnProcess({
+    let interrupts = 0
+    return yield* makeWarmProcess({
       provider: PROVIDER,
       label: "claude",
-      spawn: (turn: TurnInput) => ({
+      spawn: (providerSessionId) => ({
         command: cli.path,
-        args: claudeArgs(session, turn),
+        args: claudeArgs(session, { providerSessionId }),
         cwd: session.workspace,
         env: claudeEnv(session),
-        inheritEnv: true,
-        stdin: turn.prompt
+        inheritEnv: true
       }),
+      message: (turn: TurnInput) => claudeUserMessage(turn.prompt),
+      interruptMessage: () => claudeInterruptRequest(`pedelec-interrupt-${++interrupts}`),
       decoder: () => new ClaudeTurnDecoder(),
-      exitWaitMs: EXIT_WAIT_MS,
-      // Without a `result` line claude did not finish: exit 0 alone completes nothing.
-      cleanExitCompletes: false
+      idleTimeoutMs: IDLE_TIMEOUT_MS,
+      interruptGraceMs: INTERRUPT_GRACE_MS
     })
   })
   const start = (session: SessionProcessOptions) =>

@@ -4,7 +4,8 @@
  * session id, text deltas stream, `assistant` text blocks are messages (thinking blocks never are), `tool_use` and
  * `tool_result` blocks are tool activity, and the `result` line gives usage and the end of the turn, or an error
  * mapped to a contract code. Unknown line types are ignored and counted; unreadable lines are skipped and counted.
- * Spawning claude and deciding when the turn is over are ClaudeAdapter's.
+ * A warm claude prints each turn's lines the same way (`system/init` again, then its `result`). Spawning claude and
+ * writing its turns are ClaudeAdapter's; ending a turn at its last event is WarmProcess's.
  */
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
@@ -169,6 +170,9 @@ export class ClaudeTurnDecoder extends CountingDecoder {
         return this.mapped(decodeUser(raw), (line) => this.toolResults(line.message.content))
       case "result":
         return this.mapped(decodeResult(raw), (line) => this.result(line))
+      case "control_response":
+        // claude's acknowledgement of an interrupt: the turn's own `result` says how it ended.
+        return []
       default:
         this.counts.ignored++
         return []

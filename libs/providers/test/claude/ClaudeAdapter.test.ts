@@ -1,7 +1,8 @@
 /**
- * ClaudeAdapter without the real CLI: the argv and environment of a turn, detection through Discovery, and the
- * process path with a shell-script `claude` double that replays a real fixture (what it was given on argv and stdin
- * is checked), fails, or hangs until cancelled. The real CLI runs in apps/desktop/conformance.
+ * ClaudeAdapter without the real CLI: the argv, stdin lines and environment of its warm process, detection through
+ * Discovery, and the process path with a shell-script `claude` double that answers each stdin line by replaying a
+ * real fixture (what it was given on argv and stdin is checked), fails, or hangs until cancelled. The real CLI runs
+ * in apps/desktop/conformance.
  */
 import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
@@ -9,21 +10,40 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { CLAUDE_EFFORT_ALLOW_LIST, claudeArgs, claudeEnv, makeClaudeAdapter } from "../../src/claude/ClaudeAdapter.ts"
+import {
+  CLAUDE_EFFORT_ALLOW_LIST,
+  claudeArgs,
+  claudeEnv,
+  claudeInterruptRequest,
+  claudeUserMessage,
+  makeClaudeAdapter
+} from "../../src/claude/ClaudeAdapter.ts"
+import type { TurnInput } from "../../src/Provider.ts"
 import { cancelLeavesNoProcess, sessionOptions, tempDir } from "../support.ts"
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/claude")
 
-/** A `claude` double: answers --version, records argv, stdin and env, then replays STUB_FIXTURE (or hangs). */
+/**
+ * A warm `claude` double: answers --version; records each start's argv and pid, and each stdin line; answers a line
+ * by replaying STUB_FIXTURE (or by hanging, or by dying), and waits for the next.
+ */
 const STUB = `#!/bin/sh
 if [ "$1" = "--version" ]; then echo "2.1.197 (Claude Code)"; exit 0; fi
-printf '%s\\n' "$@" > "$STUB_DIR/argv"
-cat > "$STUB_DIR/stdin"
+printf '%s\n' "$@" --- >> "$STUB_DIR/argv"
+echo $$ >> "$STUB_DIR/pids"
 env > "$STUB_DIR/env"
-if [ "$STUB_MODE" = "hang" ]; then head -n 1 "$STUB_FIXTURE"; sleep 60 & echo $! > "$STUB_DIR/child"; wait; fi
-if [ "$STUB_MODE" = "crash" ]; then echo "boom" >&2; exit 1; fi
-cat "$STUB_FIXTURE"
+while IFS= read -r line; do
+  printf '%s\n' "$line" >> "$STUB_DIR/stdin"
+  if [ "$STUB_MODE" = "hang" ]; then head -n 1 "$STUB_FIXTURE"; sleep 60 & echo $! > "$STUB_DIR/child"; wait; fi
+  if [ "$STUB_MODE" = "crash" ]; then echo "boom" >&2; exit 1; fi
+  cat "$STUB_FIXTURE"
+done
 `
+
+/** The provider session of text-turn.jsonl. */
+const SESSION = "46762d75-d34a-4d21-ba10-566715232bbb"
+
+const turn = (prompt: string, providerSessionId?: string): TurnInput => ({ prompt, providerSessionId, kind: "user" })
 
 const withStub = Effect.gen(function* () {
   const bin = yield* tempDir("claude-bin")
@@ -38,13 +58,15 @@ const withStub = Effect.gen(function* () {
         env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" }
       })
     )
-  return { bin, adapter, start }
+  const recorded = (name: string) => readFileSync(path.join(bin, name), "utf8").trim().split("\n")
+  return { bin, adapter, start, recorded }
 })
 
 describe("ClaudeAdapter invocation", () => {
   it("least privilege by default: claude's own file tools, acceptEdits, only pedelec-cli and pedelec-deno pre-approved", () => {
-    assert.deepStrictEqual(claudeArgs(sessionOptions(), { prompt: "x", providerSessionId: undefined, kind: "user" }), [
-      ...["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"],
+    assert.deepStrictEqual(claudeArgs(sessionOptions(), { providerSessionId: undefined }), [
+      ...["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"],
+      "--include-partial-messages",
       ...["--tools", "Bash,Read,Edit,Write,Glob,Grep", "--permission-mode", "acceptEdits"],
       ...["--setting-sources", "user", "--allowedTools", "Bash(pedelec-cli:*)", "Bash(pedelec-deno:*)"]
     ])
@@ -53,11 +75,22 @@ describe("ClaudeAdapter invocation", () => {
   it("full access, a model, a resume and an effort profile", () => {
     const args = claudeArgs(
       sessionOptions({ fullAccess: true, model: "claude-sonnet-4-5", effort: { argv: ["--effort=low"], env: {} } }),
-      { prompt: "x", providerSessionId: "abc", kind: "user" }
+      { providerSessionId: "abc" }
     )
-    assert.deepStrictEqual(args.slice(5), [
+    assert.deepStrictEqual(args.slice(7), [
       ...["--permission-mode", "bypassPermissions", "--model", "claude-sonnet-4-5", "--resume", "abc", "--effort=low"]
     ])
+  })
+
+  it("a turn is one stream-json user message; a stop is a control_request interrupt", () => {
+    assert.strictEqual(
+      claudeUserMessage('say "hi"\nthen stop'),
+      '{"type":"user","message":{"role":"user","content":[{"type":"text","text":"say \\"hi\\"\\nthen stop"}]}}'
+    )
+    assert.strictEqual(
+      claudeInterruptRequest("r1"),
+      '{"type":"control_request","request_id":"r1","request":{"subtype":"interrupt"}}'
+    )
   })
 
   it("the environment keeps the session's and raises claude's 2-minute shell timeout", () => {
@@ -98,20 +131,47 @@ describe("ClaudeAdapter detection and processes", () => {
     })
   )
 
-  it.live("a turn: the prompt goes on stdin, the events come from stdout", () =>
+  it.live("a turn: the prompt goes on stdin as a user message, the events come from stdout", () =>
     Effect.gen(function* () {
-      const { bin, start } = yield* withStub
+      const { bin, start, recorded } = yield* withStub
       const sp = yield* start("text-turn.jsonl")
-      const events = yield* Stream.runCollect(
-        sp.send({ prompt: "say hello", providerSessionId: undefined, kind: "user" })
-      )
+      const events = yield* Stream.runCollect(sp.send(turn("say hello")))
       assert.deepStrictEqual(
         events.map((event) => event.type),
         ["session", "delta", "delta", "message", "usage", "completed"]
       )
-      assert.strictEqual(readFileSync(path.join(bin, "stdin"), "utf8"), "say hello")
-      assert.include(readFileSync(path.join(bin, "argv"), "utf8"), "stream-json")
+      assert.deepStrictEqual(recorded("stdin"), [claudeUserMessage("say hello")])
+      assert.includeMembers(recorded("argv"), ["--input-format", "stream-json"])
+      assert.notInclude(recorded("argv"), "--resume")
       assert.include(readFileSync(path.join(bin, "env"), "utf8"), "PEDELEC_THREAD_ID=t1")
+    })
+  )
+
+  it.live("the next turn of the conversation goes to the same claude", () =>
+    Effect.gen(function* () {
+      const { start, recorded } = yield* withStub
+      const sp = yield* start("text-turn.jsonl")
+      yield* Stream.runCollect(sp.send(turn("one")))
+      const second = yield* Stream.runCollect(sp.send(turn("two", SESSION)))
+      assert.strictEqual(second.at(-1)?.type, "completed")
+      assert.strictEqual(recorded("pids").length, 1)
+      assert.deepStrictEqual(recorded("stdin"), [claudeUserMessage("one"), claudeUserMessage("two")])
+    })
+  )
+
+  it.live("a turn resuming another conversation starts a claude with --resume", () =>
+    Effect.gen(function* () {
+      const { start, recorded } = yield* withStub
+      const sp = yield* start("text-turn.jsonl")
+      yield* Stream.runCollect(sp.send(turn("one")))
+      yield* Stream.runCollect(sp.send(turn("two", "earlier-conversation")))
+      assert.strictEqual(recorded("pids").length, 2)
+      const argv = recorded("argv")
+      const second = argv.slice(argv.indexOf("---") + 1)
+      assert.deepStrictEqual(second.slice(second.indexOf("--resume"), second.indexOf("--resume") + 2), [
+        "--resume",
+        "earlier-conversation"
+      ])
     })
   )
 
@@ -119,7 +179,7 @@ describe("ClaudeAdapter detection and processes", () => {
     Effect.gen(function* () {
       const { start } = yield* withStub
       const sp = yield* start("http-400.jsonl")
-      const events = yield* Stream.runCollect(sp.send({ prompt: "x", providerSessionId: undefined, kind: "user" }))
+      const events = yield* Stream.runCollect(sp.send(turn("x")))
       assert.strictEqual(events.at(-1)?.type === "error" && events.at(-1)?.type, "error")
     })
   )
@@ -128,9 +188,7 @@ describe("ClaudeAdapter detection and processes", () => {
     Effect.gen(function* () {
       const { start } = yield* withStub
       const sp = yield* start("text-turn.jsonl", "crash")
-      const error = yield* Stream.runCollect(sp.send({ prompt: "x", providerSessionId: undefined, kind: "user" })).pipe(
-        Effect.flip
-      )
+      const error = yield* Stream.runCollect(sp.send(turn("x"))).pipe(Effect.flip)
       assert.strictEqual(error.code, "PROVIDER_FAILED")
       assert.include(String(error.details?.stderr), "boom")
     })
@@ -141,7 +199,7 @@ describe("ClaudeAdapter detection and processes", () => {
       Effect.gen(function* () {
         const { bin, start } = yield* withStub
         const sp = yield* start("text-turn.jsonl", "hang")
-        yield* cancelLeavesNoProcess(sp, { prompt: "x", providerSessionId: undefined, kind: "user" }, bin)
+        yield* cancelLeavesNoProcess(sp, turn("x"), bin)
       })
     )
   )

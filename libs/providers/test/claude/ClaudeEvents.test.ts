@@ -1,7 +1,8 @@
 /**
  * Claude Code's stream-json decoding, against real output of claude 2.1.197 (test/fixtures/claude, captured
  * against the scripted model server as in research/providers.md §3.2): a text turn with deltas, a resumed tool turn,
- * HTTP 400 and 401 turns (`is_error` with `subtype: "success"`), a resume from the wrong folder; then hand-made
+ * HTTP 400 and 401 turns (`is_error` with `subtype: "success"`), a resume from the wrong folder, a warm claude's turn
+ * stopped by a `control_request` interrupt during a shell command; then hand-made
  * lines for what the fake model cannot produce (thinking, subagents, a denied command) and for garbage.
  */
 import { readFileSync } from "node:fs"
@@ -95,6 +96,20 @@ describe("ClaudeEvents on hand-made lines", () => {
     parent_tool_use_id: null,
     session_id: SESSION,
     ...extra
+  })
+
+  it("a turn stopped by an interrupt: the acknowledgement is known, the refused command is activity, then an error", () => {
+    const { events, counts } = fixture("interrupted-turn.jsonl")
+    assert.deepStrictEqual(
+      events.map((event) => event.type),
+      ["session", "tool_activity", "tool_activity", "usage", "error"]
+    )
+    const [, started, stopped, , error] = events
+    assert.deepStrictEqual(started, { type: "tool_activity", name: "Bash", detail: "sleep 30" })
+    assert.match(stopped?.type === "tool_activity" ? (stopped.detail ?? "") : "", /^failed: The user doesn't want/)
+    // WarmProcess drops this error for a turn it interrupted; any other stop is a failure.
+    assert.strictEqual(error?.type === "error" && error.details?.subtype, "error_during_execution")
+    assert.deepStrictEqual(counts, clean)
   })
 
   it("thinking blocks and thinking deltas never become chat", () => {
