@@ -1,19 +1,20 @@
 /**
  * TurnProcess — the session process of a CLI run as one process per turn (a CLI that keeps one warm process uses
  * WarmProcess): spawn the turn through AgentProcess, decode its lines, end the turn's stream at its first completion
- * or error, give the CLI a moment to exit, and say why a turn ended without either. `interrupt` and `processes` cover
- * every running turn; closing the session's scope stops them, so no process outlives its session. Adapters own the
- * command line, the decoder and what an unfinished exit means for their CLI; Core owns stall timeouts and what the
- * events mean. How a turn ends (its terminal events, an unfinished exit explained, the decoding report) is shared
- * with WarmProcess.
+ * or error, let the CLI exit in the background (the turn is over for Core), and say why a turn ended without
+ * either. `interrupt` and `processes` cover every running turn; closing the session's scope stops them, so no
+ * process outlives its session. Adapters own the command line, the decoder and what an unfinished exit means for
+ * their CLI; Core owns stall timeouts and what the events mean. How a turn ends (its terminal events, an unfinished
+ * exit explained, the decoding report) is shared with WarmProcess.
  */
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type AgentExit, type AgentHandle, AgentProcess, type AgentSpawnOptions } from "./AgentProcess.ts"
 import type { DiscoveryEnv } from "./Discovery.ts"
@@ -122,6 +123,7 @@ export const makeTurnProcess = <D extends TurnDecoder>(
 ): Effect.Effect<SessionProcess, never, AgentProcess | Scope.Scope> =>
   Effect.gen(function* () {
     const agent = yield* AgentProcess
+    const sessionScope = yield* Effect.scope
     const active = new Map<AgentHandle, { interrupted: boolean }>()
     yield* Effect.addFinalizer(() =>
       Effect.forEach([...active.keys()], (handle) => handle.terminate, { concurrency: "unbounded", discard: true })
@@ -141,11 +143,29 @@ export const makeTurnProcess = <D extends TurnDecoder>(
     const send = (turn: TurnInput): Stream.Stream<ProviderEvent, PedelecError> =>
       Stream.unwrap(
         Effect.gen(function* () {
-          const handle = yield* agent.spawn({ provider: spec.provider, ...spec.spawn(turn) })
+          // The process lives in the session's scope, not the stream's: a finished turn must not wait for its exit.
+          const processScope = yield* Scope.fork(sessionScope)
+          const handle = yield* agent.spawn({ provider: spec.provider, ...spec.spawn(turn) }).pipe(
+            Scope.provide(processScope),
+            Effect.onError(() => Scope.close(processScope, Exit.void))
+          )
           active.set(handle, { interrupted: false })
-          yield* Effect.addFinalizer(() => Effect.sync(() => active.delete(handle)))
           const decoder = spec.decoder()
           let terminal = false
+          const closeProcess = Scope.close(processScope, Exit.void).pipe(
+            Effect.ensuring(Effect.sync(() => active.delete(handle)))
+          )
+          // After its last event the CLI gets exitWaitMs to exit on its own, in the background: Core publishes the
+          // turn's end at once (codex takes ~0.8 s to wind down). A turn stopped early is killed before it returns.
+          yield* Effect.addFinalizer(() =>
+            terminal
+              ? Effect.timeoutOption(handle.exit, spec.exitWaitMs).pipe(
+                  Effect.andThen(closeProcess),
+                  Effect.forkIn(sessionScope),
+                  Effect.asVoid
+                )
+              : closeProcess
+          )
           const events = handle.lines.pipe(
             Stream.flatMap((line) => Stream.fromIterable(decoder.decode(line))),
             Stream.tap((event) =>
@@ -156,11 +176,7 @@ export const makeTurnProcess = <D extends TurnDecoder>(
             Stream.takeUntil(isTerminal)
           )
           const ending = Stream.unwrap(
-            Effect.suspend(() =>
-              terminal
-                ? Effect.as(Effect.timeoutOption(handle.exit, spec.exitWaitMs), Stream.empty)
-                : unfinished(handle, decoder)
-            )
+            Effect.suspend(() => (terminal ? Effect.succeed(Stream.empty) : unfinished(handle, decoder)))
           )
           return Stream.concat(events, ending).pipe(Stream.ensuring(reportTurn(spec, decoder)))
         })
