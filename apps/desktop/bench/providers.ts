@@ -1,4 +1,4 @@
-// `tsx apps/desktop/bench/providers.ts [claude codex gemini opencode]` (after `npx nx run-many -t build`): each live
+// `tsx apps/desktop/bench/providers.ts [claude codex gemini opencode ollama]` (after `npx nx run-many -t build`): each live
 // provider through Pedelec next to the bare CLI against the same scripted model server in the same run, so the ratio
 // is Pedelec's overhead where absolute times (a CLI's own start-up on a shared 2-core box) mean little.
 //   Pedelec: the real built Core (temp PEDELEC_HOME, the pinned CLI first on its PATH, configured as the conformance
@@ -22,6 +22,7 @@ import {
 import { CLAUDE, CODEX, ensureCli, GEMINI, OPENCODE } from "../conformance/global-setup.ts"
 import { cliBinDir, type RunningCore, removeHome, startCore, stopCore, tempDir } from "../test/harness.ts"
 import { type BareCode, type BareRun, bareSession, runBare } from "./BareCli.ts"
+import { measureOllama, type OllamaMeasured } from "./OllamaBench.ts"
 import { type PedelecTurn, pedelecSession } from "./PedelecTurns.ts"
 
 /**
@@ -193,9 +194,23 @@ const print = (provider: Provider, version: string, m: Measured, seconds: number
   say(ratio("bare resumed / bare fresh", [resumed[0], fresh[0]], [resumed[1], fresh[1]]))
 }
 
+const printOllama = (m: OllamaMeasured, seconds: number) => {
+  const first = (turns: ReadonlyArray<PedelecTurn>) => stats(turns.map((t) => t.firstEvent))
+  const done = (turns: ReadonlyArray<PedelecTurn>) => stats(turns.map((t) => t.completed))
+  const direct = [stats(m.direct.map((d) => d.firstText)), stats(m.direct.map((d) => d.done))] as const
+  say(`ollama via pedelec-agent (${m.turn1.length} sessions × ${TURNS} turns, ${seconds.toFixed(0)} s)`)
+  say(`  ${"".padEnd(NAME)} ${"  to first event".padEnd(24)}   to completion`)
+  say(row("Pedelec turn 1 (new conversation)", first(m.turn1), done(m.turn1)))
+  say(row("Pedelec later turns (resumed)", first(m.later), done(m.later)))
+  say(row("direct POST /api/chat from the bench", ...direct))
+  say("  ratios (medians)")
+  say(ratio("Pedelec turn 1 / direct", [first(m.turn1), direct[0]], [done(m.turn1), direct[1]]))
+  say(ratio("Pedelec later turns / direct", [first(m.later), direct[0]], [done(m.later), direct[1]]))
+}
+
 const main = async () => {
   const wanted = process.argv.slice(2)
-  const unknown = wanted.filter((code) => !PROVIDERS.some((p) => p.code === code))
+  const unknown = wanted.filter((code) => code !== "ollama" && !PROVIDERS.some((p) => p.code === code))
   if (unknown.length > 0) throw new Error(`unknown provider(s) ${unknown.join(", ")}`)
   const chosen = PROVIDERS.filter((p) => wanted.length === 0 || wanted.includes(p.code))
   say(`Pedelec provider bench (${os.cpus().length} cores, node ${process.version}): "${TEXT}" per turn`)
@@ -221,6 +236,11 @@ const main = async () => {
       say(`${provider.code}: FAILED after ${((performance.now() - started) / 1000).toFixed(0)} s: ${error}`)
       process.exitCode = 1
     }
+  }
+  if (wanted.length === 0 || wanted.includes("ollama")) {
+    const started = performance.now()
+    const measured = await measureOllama(TEXT, MAX_SESSIONS, TURNS, TURN_TIMEOUT_MS)
+    printOllama(measured, (performance.now() - started) / 1000)
   }
 }
 
