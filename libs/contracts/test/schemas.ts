@@ -19,6 +19,7 @@ import * as Ids from "../src/Ids.ts"
 import * as HostLink from "../src/link/HostLink.ts"
 import * as PageLink from "../src/link/PageLink.ts"
 import * as AgentLink from "../src/node/AgentLink.ts"
+import * as AgentLoop from "../src/node/AgentLoop.ts"
 import * as CliOutput from "../src/node/CliOutput.ts"
 import * as CoreLink from "../src/node/CoreLink.ts"
 import * as ProviderEvent from "../src/node/ProviderEvent.ts"
@@ -137,6 +138,8 @@ const NAMED = {
   "CoreLink.Welcome": CoreLink.Welcome,
   "CoreLink.CoreRuntimeInfo": CoreLink.CoreRuntimeInfo,
   "ProviderEvent.ProviderEvent": ProviderEvent.ProviderEvent,
+  // node/AgentLoop.ts
+  "AgentLoop.AgentLoopRequest": AgentLoop.AgentLoopRequest,
   "ProviderEvent.ProviderSessionId": ProviderEvent.ProviderSessionId,
   "AgentLink.ToolSummary": AgentLink.ToolSummary,
   "AgentLink.ToolSpec": AgentLink.ToolSpec
@@ -236,11 +239,23 @@ const TOOLS = [tool("search", RICH_ARGS), tool("cart.add-item_2", { type: "objec
 
 /**
  * Derivation fails for these: the generator for `/^[^\s\p{Cc}]{1,200}$/u` starts at size 0 with "" and discards
- * every attempt ("Property exhausted after 0 run(s)"). Inside structs (optional or nullable) it derives fine.
+ * every attempt ("Property exhausted after 0 run(s)"). Inside structs (optional or nullable) it derives fine; a
+ * struct with a required ModelName (AgentLoopRequest) fails the same way.
  */
-const NOT_DERIVED: ReadonlySet<keyof typeof NAMED> = new Set(["Provider.ModelName"])
+const NOT_DERIVED: ReadonlySet<keyof typeof NAMED> = new Set(["Provider.ModelName", "AgentLoop.AgentLoopRequest"])
 
 const EXAMPLES: Partial<Record<keyof typeof NAMED, ReadonlyArray<unknown>>> = {
+  "AgentLoop.AgentLoopRequest": [
+    { prompt: "hi", model: "llama3.2:3b", baseUrl: "http://127.0.0.1:11434", apiKey: "ollama", timeoutMs: 300_000 },
+    {
+      prompt: "",
+      providerSessionId: "AbCdEf0123456789_-xy",
+      model: "qwen3",
+      baseUrl: "https://ollama.example/api",
+      apiKey: "k",
+      timeoutMs: 1_000
+    }
+  ],
   "ArgsSchema.ArgsSchema": [RICH_ARGS, { type: "object" }, { type: "object", properties: {}, required: [] }],
   "ArgsSchema.ArgsSchemaNode": [RICH_ARGS, { oneOf: [RICH_ARGS, string()] }, { type: "array", items: RICH_ARGS }],
   "Tool.ToolManifest": TOOLS,

@@ -18,6 +18,7 @@ import { OpencodeAdapter } from "@pedelec/providers/opencode/OpencodeAdapter"
 import type { ProviderAdapter } from "@pedelec/providers/Provider"
 import { ScriptedAdapter } from "@pedelec/providers/scripted/ScriptedAdapter"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CoreConfig } from "./CoreConfig.ts"
@@ -66,15 +67,33 @@ export class Providers extends Context.Service<
           return found
         })
 
+        /** One look per provider at a time: a rescan or a createSession during a look waits for it. */
+        const looking = new Map<ProviderCode, Deferred.Deferred<ProviderInfo>>()
+        const look = (found: ProviderAdapter) =>
+          Effect.gen(function* () {
+            const running = looking.get(found.code)
+            if (running) return yield* Deferred.await(running)
+            const done = yield* Deferred.make<ProviderInfo>()
+            looking.set(found.code, done)
+            const fresh = yield* found.detect.pipe(
+              Effect.tap((result) => Effect.sync(() => detected.set(found.code, result))),
+              Effect.onExit((exit) =>
+                Effect.andThen(
+                  Effect.sync(() => looking.delete(found.code)),
+                  Deferred.done(done, exit)
+                )
+              )
+            )
+            return fresh
+          })
+
         const info = Effect.fn("Providers.info")(function* (code: ProviderCode) {
           const found = yield* adapter(code)
           const cached = detected.get(code)
           // Only a found provider is remembered: one the user has just installed, signed in to or configured
           // (Ollama's key) must work on the next try, without a rescan.
           if (cached?.available) return cached
-          const fresh = yield* found.detect
-          detected.set(code, fresh)
-          return fresh
+          return yield* look(found)
         })
 
         const list = Effect.fn("Providers.list")(function* (rescan: boolean) {
