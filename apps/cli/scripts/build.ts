@@ -22,7 +22,11 @@ const filesUnder = async (dir: string): Promise<Array<string>> => {
 await rm(outdir, { recursive: true, force: true })
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { "pedelec-cli": "src/main.ts", "pedelec-agent": "src/pedelec-agent/main.ts" },
+  entryPoints: {
+    "pedelec-cli": "src/main.ts",
+    "pedelec-agent": "src/pedelec-agent/main.ts",
+    "pedelec-deno": "src/pedelec-deno/main.ts"
+  },
   outdir,
   bundle: true,
   splitting: true,
@@ -46,7 +50,7 @@ for (const file of built) {
 const stale = (await filesUnder(dist)).filter((file) => !built.includes(file))
 await Promise.all(stale.map((file) => rm(path.join(dist, file), { force: true })))
 await rm(outdir, { recursive: true, force: true })
-for (const bin of ["pedelec-cli", "pedelec-agent"]) await chmod(path.join(root, "bin", bin), 0o755)
+for (const bin of ["pedelec-cli", "pedelec-agent", "pedelec-deno"]) await chmod(path.join(root, "bin", bin), 0o755)
 const sizes = Object.entries(result.metafile.outputs).map(
   ([file, out]) => `${path.relative(outdir, file)} ${out.bytes} B`
 )

@@ -57,6 +57,27 @@ export const decodeCliOutput = (u: unknown): CliOutput | undefined => {
 
 const usage = (message: string): Refusal => ({ error: toolError("INVALID_INPUT", message), exit: EXIT.usage })
 
+/** The thread id and the capability, before any socket: what every agent helper (`program`) checks first. */
+export const checkSession = (
+  threadId: string,
+  capability: string | undefined,
+  program = "pedelec-cli"
+): Refusal | undefined => {
+  if (!PATTERNS.sessionId.test(threadId))
+    return usage(`${JSON.stringify(threadId)} is not a Pedelec thread id. Use the PEDELEC_THREAD_ID of your session.`)
+  if (capability === undefined || capability === "")
+    return refusal(
+      "UNAUTHORIZED",
+      `PEDELEC_SESSION_CAP is not set in this shell, so Pedelec cannot tell which session you act for. Run ${program} from the shell of the agent session Pedelec started; if your shell drops environment variables, tell the user.`
+    )
+  if (!PATTERNS.capability.test(capability))
+    return refusal(
+      "UNAUTHORIZED",
+      `PEDELEC_SESSION_CAP is not a Pedelec session capability. Run ${program} from the shell of the agent session Pedelec started, with its environment unchanged.`
+    )
+  return undefined
+}
+
 /** Everything before the socket: the name, the thread id and the capability, as today's messages say. */
 export const check = (command: AgentCommand, capability: string | undefined): Refusal | undefined => {
   if (command._tag !== "ToolList" && !PATTERNS.toolName.test(command.name))
@@ -65,21 +86,7 @@ export const check = (command: AgentCommand, capability: string | undefined): Re
       `The session has no tool ${JSON.stringify(command.name)} (tool names start with a letter and use letters, digits, _ . -). Run \`pedelec-cli tool-list\` to see its tools.`,
       { tool: command.name }
     )
-  if (!PATTERNS.sessionId.test(command.threadId))
-    return usage(
-      `${JSON.stringify(command.threadId)} is not a Pedelec thread id. Use the PEDELEC_THREAD_ID of your session.`
-    )
-  if (capability === undefined || capability === "")
-    return refusal(
-      "UNAUTHORIZED",
-      "PEDELEC_SESSION_CAP is not set in this shell, so Pedelec cannot tell which session you act for. Run pedelec-cli from the shell of the agent session Pedelec started; if your shell drops environment variables, tell the user."
-    )
-  if (!PATTERNS.capability.test(capability))
-    return refusal(
-      "UNAUTHORIZED",
-      "PEDELEC_SESSION_CAP is not a Pedelec session capability. Run pedelec-cli from the shell of the agent session Pedelec started, with its environment unchanged."
-    )
-  return undefined
+  return checkSession(command.threadId, capability)
 }
 
 /** core.json's endpoint: the agent role needs only the socket and the pid. */
@@ -105,19 +112,18 @@ export const refused = (answer: Exclude<Answer, { _tag: "Success" }>, sessionId:
         answer.error.details
       )
 
-/** Says `core.hello` on a fresh wire; a refusal when Core does not answer in kind. */
+/** Says `core.hello` on a fresh wire (as `component`); a refusal when Core does not answer in kind. */
 export const hello = async (
   wire: Wire,
   at: Endpoint,
   version: string,
-  sessionId: string
+  sessionId: string,
+  component: "cli" | "deno" = "cli"
 ): Promise<Refusal | undefined> => {
-  const welcome = await wire.request(
-    "core.hello",
-    { protocolVersion: PROTOCOL_VERSION, component: "cli", version },
-    [],
-    { ms: HELLO_TIMEOUT_MS, refusal: helloTimeout(at) }
-  )
+  const welcome = await wire.request("core.hello", { protocolVersion: PROTOCOL_VERSION, component, version }, [], {
+    ms: HELLO_TIMEOUT_MS,
+    refusal: helloTimeout(at)
+  })
   if (welcome._tag !== "Success") return refused(welcome, sessionId)
   const protocol = isRecord(welcome.value) ? welcome.value.protocolVersion : undefined
   if (typeof protocol !== "number") return garbled(at, "a welcome without a protocol version")

@@ -96,6 +96,8 @@ export interface FakeCoreOptions {
   readonly welcomeVersion?: number
   /** Refuse the hello itself with PROTOCOL_VERSION_MISMATCH. */
   readonly refuseHello?: boolean
+  /** What `deno.prepare` answers (the workspace must exist); without it, the session has no workspace here. */
+  readonly deno?: { readonly workspace: string; readonly timeoutMs?: number; readonly outputBytes?: number }
 }
 
 export interface FakeCore {
@@ -145,6 +147,18 @@ const handlers = (recorded: Recorded, options: FakeCoreOptions) => {
           recorded.calls.push({ name, args })
           return callTool(name, args, recorded)
         })
+      ),
+    "deno.prepare": ({ sessionId }) =>
+      owned(sessionId).pipe(
+        Effect.andThen(() =>
+          options.deno === undefined
+            ? Effect.fail(core("WORKSPACE_PATH_INVALID", { path: "", reason: "the fake has no workspace" }))
+            : Effect.succeed({
+                workspace: options.deno.workspace,
+                timeoutMs: options.deno.timeoutMs ?? 60_000,
+                outputBytes: options.deno.outputBytes ?? 1024 * 1024
+              })
+        )
       )
   })
   const host = HostRpcs.toLayer(
@@ -177,7 +191,10 @@ const handlers = (recorded: Recorded, options: FakeCoreOptions) => {
       "session.list": () => Effect.die("not in the fake"),
       "origin.revoke": () => Effect.die("not in the fake"),
       "tool.submit_result": () => Effect.die("not in the fake"),
-      "tool.progress": () => Effect.die("not in the fake")
+      "tool.progress": () => Effect.die("not in the fake"),
+      "asset.upload_ticket": () => Effect.die("not in the fake"),
+      "asset.download_ticket": () => Effect.die("not in the fake"),
+      "asset.list": () => Effect.die("not in the fake")
     })
   )
   return Layer.mergeAll(hello, agent, host)

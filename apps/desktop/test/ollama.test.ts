@@ -1,9 +1,9 @@
 // The ollama provider through a real Core and the real pedelec-agent, against the scripted model server (and a raw
 // one that never stops calling tools): the workspace tools act on the session's workspace and refuse a way out,
-// scripts wait for pedelec-deno, a model stuck in tool calls is stopped at the round limit, a missing key or model
-// is told apart, and the conversation file goes when the session ends.
+// scripts run through pedelec-deno (DENO_UNAVAILABLE without its runtime), a model stuck in tool calls is stopped at
+// the round limit, a missing key or model is told apart, and the conversation file goes when the session ends.
 import { existsSync } from "node:fs"
-import { readFile } from "node:fs/promises"
+import { readFile, writeFile } from "node:fs/promises"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import path from "node:path"
@@ -19,7 +19,10 @@ import {
   hostClient,
   ORIGIN,
   openSession,
-  runTurnAnswering
+  removeHome,
+  runTurnAnswering,
+  startCore,
+  stopCore
 } from "./harness.ts"
 
 const core = coreForFile()
@@ -64,12 +67,51 @@ describe("ollama through pedelec-agent and a real Core", () => {
     })
   )
 
-  it.live("a script needs pedelec-deno: without it the model is told DENO_UNAVAILABLE", () =>
+  it.live("a script the model wrote runs through pedelec-deno in the session's workspace", () =>
     Effect.gen(function* () {
-      const { turn } = yield* ollamaSession()
-      const ran = yield* turn('TOOL[pedelec_run_script]ARGS[{"script":"main.ts"}]END')
-      assert.include(ran.text, "DENO_UNAVAILABLE")
+      const { turn, workspace } = yield* ollamaSession()
+      const script =
+        'const n = Number(Deno.args[0]); await Deno.writeTextFile("twice.txt", String(n * 2)); console.log("twice", n * 2)'
+      const wrote = yield* turn(
+        `TOOL[pedelec_write_file]ARGS[${JSON.stringify({ path: "main.ts", content: script })}]END`
+      )
+      assert.strictEqual(wrote.reason, "completed")
+      const ran = yield* turn('TOOL[pedelec_run_script]ARGS[{"script":"main.ts","args":["21"]}]END')
+      assert.strictEqual(ran.reason, "completed")
+      const said = JSON.parse(ran.text.replace(/^tool said: /, "")) as {
+        ok: boolean
+        result: { exitCode: number; stdout: string; stderr: string }
+      }
+      assert.deepStrictEqual(said, { ok: true, result: { exitCode: 0, stdout: "twice 42\n", stderr: "" } })
+      assert.strictEqual(yield* Effect.promise(() => readFile(path.join(workspace, "twice.txt"), "utf8")), "42")
+      const denied = yield* turn('TOOL[pedelec_run_script]ARGS[{"script":"../../settings.json"}]END')
+      // pedelec-deno's own refusal reaches the model as a failed call, not as a script's output.
+      assert.include(denied.text, '"ok":false,"error":{"code":"SCRIPT_PATH_INVALID"')
     })
+  )
+
+  it.live("without its Deno runtime a script is DENO_UNAVAILABLE, never run another way", () =>
+    Effect.gen(function* () {
+      const other = yield* Effect.acquireRelease(
+        Effect.promise(() => startCore({ env: { PEDELEC_DENO_BIN: "/nonexistent/deno" } })),
+        (started) => Effect.promise(() => stopCore(started).then(() => removeHome(started.home)))
+      )
+      const client = yield* hostClient(other.info)
+      yield* configure(client, server.url)
+      const { events, sessionId } = yield* openSession(client, { provider: "ollama", model: "scripted-model" })
+      const workspace = path.join(other.home, "workspaces", sessionId)
+      yield* Effect.promise(() => writeFile(path.join(workspace, "main.ts"), 'console.log("ran")'))
+      const ran = yield* runTurnAnswering(
+        client,
+        events,
+        sessionId,
+        'TOOL[pedelec_run_script]ARGS[{"script":"main.ts"}]END',
+        () => ({ ok: true, result: "page" })
+      )
+      assert.include(ran.text, '"ok":false,"error":{"code":"DENO_UNAVAILABLE"')
+      assert.include(ran.text, "do not run the script with node, bun or another deno")
+      assert.notInclude(ran.text, "ran\\n")
+    }).pipe(Effect.scoped)
   )
 
   it.live(

@@ -1,8 +1,8 @@
 /**
  * SelfTest — `npm start -- --self-test`: the whole chain, headless, with the scripted agent in a temp Pedelec home,
  * one hop at a time (extension reachable, origin approved, native host answered, Core answered, session created, a
- * turn with one tool call, ended), each timed inside the page. Prints one line per hop and, at the first failure,
- * what to do about it. Resolves true when every hop passed; always cleans up.
+ * turn with one tool call, an asset uploaded and read back, ended), each timed inside the page. Prints one line per
+ * hop and, at the first failure, what to do about it. Resolves true when every hop passed; always cleans up.
  */
 import type { Page } from "playwright-core"
 import { approving } from "./chain/Browser.ts"
@@ -126,6 +126,26 @@ const HOPS: ReadonlyArray<Hop> = [
       }, TOOL_SCRIPT)
   },
   {
+    name: "asset uploaded and read back",
+    run: (_chain, page) =>
+      page.evaluate(async () => {
+        const [session] = [...window.e2e.sessions.values()].slice(-1)
+        if (session === undefined) throw new Error("no session")
+        const body = "x".repeat(1024 * 1024)
+        const started = performance.now()
+        const upload = session.uploadAsset(new File([body], "self-test.txt", { type: "text/plain" }))
+        const failed = await window.e2e.failure(upload)
+        if (failed !== undefined) return { failure: failed }
+        const reading = session.readAsset(await upload, "text")
+        const failure = await window.e2e.failure(reading)
+        if (failure !== undefined) return { failure }
+        const same = (await reading) === body
+        const ms = performance.now() - started
+        if (!same) return { failure: { code: "ASSET_CORRUPTED", message: "the file read back differs", details: null } }
+        return { ms, detail: "1 MiB through Core's loopback asset server and back" }
+      })
+  },
+  {
     name: "ended",
     run: (_chain, page) =>
       page.evaluate(async () => {
@@ -152,6 +172,8 @@ const advice = (code: string): string => {
       return "The native host could not reach Core: build it (npx nx run desktop:build) and read Core's stderr below."
     case "PROVIDER_START_FAILED":
       return "The scripted agent did not start: build it (npx nx run providers:build)."
+    case "ASSET_TRANSFER_FAILED":
+      return "The page could not reach Core's loopback asset server: read Core's stderr below."
     case "APPROVAL_TIMEOUT":
     case "APPROVAL_REJECTED":
       return "The approval window was not approved: check apps/extension's approval.html (#approve)."

@@ -70,6 +70,36 @@ describe.each(["http", "https"] as const)("the main scenario on an %s origin", (
     ])
   })
 
+  test("a file the page uploads reaches the agent, and the file the agent writes comes back", async () => {
+    const text = script(
+      "read .pedelec-runtime/assets/in/notes.txt",
+      'write .pedelec-runtime/assets/out/result.json {"ok":true,"from":"the agent"}',
+      "say done"
+    )
+    const outcome = await page.evaluate(
+      async ({ sessionId, text }) => {
+        const session = window.e2e.session(sessionId)
+        const upload = new File(["héllo from the page"], "notes.txt", { type: "text/plain" })
+        const path = await session.uploadAsset(upload, "in/notes.txt")
+        const result = await session.sendText(text)
+        const listed = (await session.listAssets()).map((asset) => `${asset.path} ${asset.bytes} ${asset.contentType}`)
+        const json = await session.readAsset("out/result.json", "json")
+        const file = await session.readAsset("in/notes.txt", "file")
+        return { path, result, listed: listed.sort(), json, file: [file.name, file.type, await file.text()] }
+      },
+      { sessionId, text }
+    )
+    expect(outcome.path).toBe("in/notes.txt")
+    expect(outcome.result.reason).toBe("completed")
+    expect(await chatsOf(page, sessionId, outcome.result.turnId)).toContain("héllo from the page")
+    expect(outcome.json).toEqual({ ok: true, from: "the agent" })
+    expect(outcome.file).toEqual(["notes.txt", expect.stringContaining("text/plain"), "héllo from the page"])
+    expect(outcome.listed).toEqual([
+      expect.stringMatching(/^in\/notes\.txt 20 text\/plain/),
+      expect.stringMatching(/^out\/result\.json 30 application\/json/)
+    ])
+  })
+
   test("chat deltas arrive once each, in order, before the complete message", async () => {
     const text = script("delta Hel", "delta lo, ", "delta world")
     const { result, seen } = await page.evaluate(

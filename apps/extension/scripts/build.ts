@@ -21,6 +21,8 @@ await build({
   outdir: dist,
   bundle: true,
   platform: "browser",
+  // The error catalog with the extension's own codes (contracts' `#error-catalog`); pages get the SDK's alone.
+  conditions: ["pedelec-extension"],
   format: "esm",
   target: "chrome116",
   // One file per entry: MV3 loads the worker as a module, and a shared chunk would be one more file to keep in sync.

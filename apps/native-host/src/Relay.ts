@@ -35,10 +35,7 @@ type Result = Effect.Effect<unknown, unknown>
 /** Methods Core does not serve: refused before anything connects, so they never wake Core. */
 const NOT_FOR_CORE = {
   hello: "is answered by the extension itself, not the native host",
-  get_approval_status: "is answered by the extension itself, not the native host",
-  create_upload_ticket: "is not served by this Pedelec runtime yet",
-  create_download_ticket: "is not served by this Pedelec runtime yet",
-  list_assets: "is not served by this Pedelec runtime yet"
+  get_approval_status: "is answered by the extension itself, not the native host"
 } as const
 
 type CoreCall = Exclude<Call, { method: "subscribe" | keyof typeof NOT_FOR_CORE }>
@@ -72,6 +69,12 @@ const callCore = (client: HostClient, origin: Origin, call: CoreCall): Result =>
       return client["session.list"](call.params)
     case "revoke_origin":
       return client["origin.revoke"](call.params)
+    case "create_upload_ticket":
+      return client["asset.upload_ticket"]({ origin, ...call.params })
+    case "create_download_ticket":
+      return client["asset.download_ticket"]({ origin, ...call.params })
+    case "list_assets":
+      return client["asset.list"]({ origin, ...call.params })
   }
 }
 

@@ -171,8 +171,9 @@ describe("pedelec-native-host", () => {
 
     const noOrigin = await on.request("list_providers", {}, null)
     assert.strictEqual(noOrigin.error?.code, "PROTOCOL_ERROR")
+    // Asset methods go to Core, which knows no such session.
     const assets = await on.request("list_assets", { sessionId: "s".repeat(30) })
-    assert.strictEqual(assets.error?.code, "PROTOCOL_ERROR")
+    assert.strictEqual(assets.error?.code, "SESSION_NOT_FOUND")
 
     const huge = 64 * 1024 * 1024 + 1
     const head = Buffer.from('{"kind":"request","id":"huge","method":"send_text","params":{"text":"')

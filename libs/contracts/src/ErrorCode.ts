@@ -98,8 +98,8 @@ export const ErrorCode = Schema.Literals(ERROR_CODES)
 
 type Catalog<C extends ErrorCode> = { readonly [K in C]: ErrorSpec }
 
-/** Codes the SDK or the extension raise (their `raisedBy` names `sdk` or `extension`; a test keeps it so). */
-export const BROWSER_ERRORS = {
+/** Codes the SDK raises (their `raisedBy` names `sdk`; a test keeps it so): the page bundle's whole catalog. */
+export const PAGE_ERRORS = {
   // Browser and transport
   EXTENSION_UNAVAILABLE: {
     message:
@@ -127,7 +127,7 @@ export const BROWSER_ERRORS = {
     message:
       "This component speaks protocol {actual} but its peer speaks {expected}. Update Pedelec so all parts are the same release.",
     retryable: false,
-    raisedBy: ["extension", "native-host", "core", "cli"]
+    raisedBy: ["extension", "native-host", "core", "cli", "sdk"]
   },
   INVALID_INPUT: {
     message: "Invalid input: {reason}. Fix the call's arguments.",
@@ -138,34 +138,6 @@ export const BROWSER_ERRORS = {
     message: "This site is not approved to use Pedelec. Call createSession() to ask the user for approval.",
     retryable: false,
     raisedBy: ["extension", "sdk"]
-  },
-  APPROVAL_PENDING: {
-    message: "Another site is waiting for the user's approval. Try again once that prompt is answered.",
-    retryable: true,
-    raisedBy: ["extension"]
-  },
-  APPROVAL_REJECTED: {
-    message:
-      "The user rejected this site's request to use Pedelec. Ask again later; the refusal is remembered for 10 minutes.",
-    retryable: false,
-    raisedBy: ["extension"]
-  },
-  APPROVAL_TIMEOUT: {
-    message:
-      "The approval prompt was not answered within 60 seconds. Retry and ask the user to approve in the Pedelec window.",
-    retryable: true,
-    raisedBy: ["extension"]
-  },
-  NATIVE_HOST_UNAVAILABLE: {
-    message:
-      "The Pedelec native host could not be started. Install the desktop app or run `pedelec-cli install-native-host`, then retry.",
-    retryable: false,
-    raisedBy: ["extension"]
-  },
-  NATIVE_CONNECTION_CLOSED: {
-    message: "The connection to the Pedelec native host closed. Pedelec reconnects on its own; retry the call.",
-    retryable: true,
-    raisedBy: ["extension"]
   },
   CORE_RUNTIME_UNAVAILABLE: {
     message:
@@ -179,12 +151,6 @@ export const BROWSER_ERRORS = {
     retryable: false,
     raisedBy: ["sdk", "extension", "native-host", "core"]
   },
-  // Sessions
-  SESSION_NOT_FOUND: {
-    message: "Session {sessionId} does not exist. Create a new session with createSession().",
-    retryable: false,
-    raisedBy: ["core", "extension"]
-  },
   SESSION_BUSY: {
     message: "Session {sessionId} is already running a turn. Wait for it to complete, or call cancel() first.",
     retryable: true,
@@ -194,11 +160,6 @@ export const BROWSER_ERRORS = {
     message: "Session {sessionId} has ended. Create a new session to continue.",
     retryable: false,
     raisedBy: ["sdk", "core"]
-  },
-  SESSION_ACCESS_DENIED: {
-    message: "Session {sessionId} belongs to another site. Use a session this origin created.",
-    retryable: false,
-    raisedBy: ["extension", "core"]
   },
   PROVIDER_NOT_FOUND: {
     message: "Unknown provider {provider}. Use one of the codes listProviders() returns.",
@@ -210,11 +171,6 @@ export const BROWSER_ERRORS = {
       "Effort level {effortLevel} cannot be used with {provider}: {reason}. Use low, medium or high, or fix the effort profile in the settings.",
     retryable: false,
     raisedBy: ["sdk", "core"]
-  },
-  WORKSPACE_PATH_INVALID: {
-    message: "Workspace path {path} cannot be used: {reason}. Choose an existing, absolute project directory.",
-    retryable: false,
-    raisedBy: ["extension", "core"]
   },
   // Tools
   TOOLS_MANIFEST_INVALID: {
@@ -289,7 +245,58 @@ export const BROWSER_ERRORS = {
   }
 } as const satisfies Partial<Catalog<ErrorCode>>
 
-export type BrowserErrorCode = keyof typeof BROWSER_ERRORS
+/** Codes the extension raises and the SDK does not: they reach a page with their message already written. */
+export const EXTENSION_ERRORS = {
+  APPROVAL_PENDING: {
+    message: "Another site is waiting for the user's approval. Try again once that prompt is answered.",
+    retryable: true,
+    raisedBy: ["extension"]
+  },
+  APPROVAL_REJECTED: {
+    message:
+      "The user rejected this site's request to use Pedelec. Ask again later; the refusal is remembered for 10 minutes.",
+    retryable: false,
+    raisedBy: ["extension"]
+  },
+  APPROVAL_TIMEOUT: {
+    message:
+      "The approval prompt was not answered within 60 seconds. Retry and ask the user to approve in the Pedelec window.",
+    retryable: true,
+    raisedBy: ["extension"]
+  },
+  NATIVE_HOST_UNAVAILABLE: {
+    message:
+      "The Pedelec native host could not be started. Install the desktop app or run `pedelec-cli install-native-host`, then retry.",
+    retryable: false,
+    raisedBy: ["extension"]
+  },
+  NATIVE_CONNECTION_CLOSED: {
+    message: "The connection to the Pedelec native host closed. Pedelec reconnects on its own; retry the call.",
+    retryable: true,
+    raisedBy: ["extension"]
+  },
+  // Sessions
+  SESSION_NOT_FOUND: {
+    message: "Session {sessionId} does not exist. Create a new session with createSession().",
+    retryable: false,
+    raisedBy: ["core", "extension"]
+  },
+  SESSION_ACCESS_DENIED: {
+    message: "Session {sessionId} belongs to another site. Use a session this origin created.",
+    retryable: false,
+    raisedBy: ["extension", "core"]
+  },
+  WORKSPACE_PATH_INVALID: {
+    message: "Workspace path {path} cannot be used: {reason}. Choose an existing, absolute project directory.",
+    retryable: false,
+    raisedBy: ["extension", "core"]
+  }
+} as const satisfies Partial<Catalog<ErrorCode>>
+
+/** Codes the SDK or the extension raise. */
+export const BROWSER_ERRORS = /* @__PURE__ */ Object.assign({}, PAGE_ERRORS, EXTENSION_ERRORS)
+
+export type BrowserErrorCode = keyof typeof PAGE_ERRORS | keyof typeof EXTENSION_ERRORS
 
 /** Codes only Node components raise: the native host, Core, providers, pedelec-cli and pedelec-deno. */
 export const RUNTIME_ERRORS = {

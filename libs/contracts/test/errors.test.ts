@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import { BROWSER_ERRORS, ERROR_CATALOG, ERROR_CODES, type ErrorCode } from "../src/ErrorCode.ts"
+import { BROWSER_ERRORS, ERROR_CATALOG, ERROR_CODES, type ErrorCode, PAGE_ERRORS } from "../src/ErrorCode.ts"
 import {
   formatMessage,
   hasCode,
@@ -118,13 +118,16 @@ describe("the catalog", () => {
     for (const code of ERROR_CODES) assert.match(code, /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/)
   })
 
-  it("ships to browsers exactly the specs of codes the SDK or the extension raise", async () => {
-    const browserRaised = ERROR_CODES.filter((code) =>
-      ERROR_CATALOG[code].raisedBy.some((component) => component === "sdk" || component === "extension")
-    )
-    assert.deepStrictEqual(Object.keys(BROWSER_ERRORS), browserRaised)
-    const browser = await import("../src/catalog/browser.ts")
-    assert.deepStrictEqual(Object.keys(browser.CATALOG), browserRaised)
+  it("ships to pages the specs of codes the SDK raises, and to the extension those the extension raises too", async () => {
+    const raisedBy = (...components: ReadonlyArray<string>) =>
+      ERROR_CODES.filter((code) => ERROR_CATALOG[code].raisedBy.some((component) => components.includes(component)))
+    const sorted = (codes: ReadonlyArray<string>) => [...codes].sort()
+    assert.deepStrictEqual(sorted(Object.keys(PAGE_ERRORS)), sorted(raisedBy("sdk")))
+    assert.deepStrictEqual(sorted(Object.keys(BROWSER_ERRORS)), sorted(raisedBy("sdk", "extension")))
+    const page = await import("../src/catalog/browser.ts")
+    assert.deepStrictEqual(sorted(Object.keys(page.CATALOG)), sorted(raisedBy("sdk")))
+    const extension = await import("../src/catalog/extension.ts")
+    assert.deepStrictEqual(sorted(Object.keys(extension.CATALOG)), sorted(raisedBy("sdk", "extension")))
   })
 
   describe.each(ERROR_CODES)("%s", (code) => {

@@ -142,7 +142,8 @@ const NAMED = {
   "AgentLoop.AgentLoopRequest": AgentLoop.AgentLoopRequest,
   "ProviderEvent.ProviderSessionId": ProviderEvent.ProviderSessionId,
   "AgentLink.ToolSummary": AgentLink.ToolSummary,
-  "AgentLink.ToolSpec": AgentLink.ToolSpec
+  "AgentLink.ToolSpec": AgentLink.ToolSpec,
+  "AgentLink.DenoRunPolicy": AgentLink.DenoRunPolicy
 } satisfies Record<string, AnyCodec>
 
 /** The `{ params, result }` maps of the browser links. */
@@ -281,7 +282,10 @@ const EXAMPLES: Partial<Record<keyof typeof NAMED, ReadonlyArray<unknown>>> = {
     "x",
     "m".repeat(200)
   ],
-  "AgentLink.ToolSpec": [{ name: "search", description: "Search.", timeoutMs: 1_000, argsSchema: RICH_ARGS }]
+  "AgentLink.ToolSpec": [{ name: "search", description: "Search.", timeoutMs: 1_000, argsSchema: RICH_ARGS }],
+  "AgentLink.DenoRunPolicy": [
+    { workspace: "/home/u/.pedelec/workspaces/s1", timeoutMs: 60_000, outputBytes: 1_048_576 }
+  ]
 }
 
 export const SCHEMAS: ReadonlyArray<SchemaRow> = [...Object.entries(NAMED), ...methodRows(), ...rpcRows()].map(

@@ -1,8 +1,10 @@
 /**
  * CoreConfig — the knobs of one Core process: its version, where pedelec-cli lives (put first on every agent's
- * PATH), the provider stall timeout, the disconnect lease, and whether the scripted test provider is enabled.
+ * PATH), the provider stall timeout, the disconnect lease, the asset ticket lifetime, the pedelec-deno run
+ * timeout, and whether the scripted test provider is enabled.
  * Read from the environment once; tests and the headless app override what they need.
  */
+import { ASSET_LIMITS } from "@pedelec/contracts/Assets"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 
@@ -14,6 +16,10 @@ export interface CoreConfigShape {
   readonly stallTimeoutMs: number
   /** An `autoEndOnDisconnect` session ends this long after its last subscriber left. */
   readonly leaseMs: number
+  /** An asset ticket unused this long expires (`PEDELEC_ASSET_TICKET_MS`, for tests; SPEC §8 says 5 minutes). */
+  readonly assetTicketMs: number
+  /** A pedelec-deno script running longer than this is stopped (`PEDELEC_DENO_TIMEOUT_MS`, default one minute). */
+  readonly denoTimeoutMs: number
   /** `PEDELEC_ENABLE_SCRIPTED=1`: the scripted test agent is listed and usable. */
   readonly enableScripted: boolean
 }
@@ -30,6 +36,8 @@ export const configFromEnv = (env: Readonly<Record<string, string | undefined>> 
   binDir: env.PEDELEC_BIN_DIR && env.PEDELEC_BIN_DIR.length > 0 ? env.PEDELEC_BIN_DIR : undefined,
   stallTimeoutMs: positive(env.PEDELEC_STALL_TIMEOUT_MS, 10 * 60_000),
   leaseMs: positive(env.PEDELEC_LEASE_MS, 10_000),
+  assetTicketMs: positive(env.PEDELEC_ASSET_TICKET_MS, ASSET_LIMITS.ticketTtlMs),
+  denoTimeoutMs: positive(env.PEDELEC_DENO_TIMEOUT_MS, 60_000),
   enableScripted: env.PEDELEC_ENABLE_SCRIPTED === "1"
 })
 

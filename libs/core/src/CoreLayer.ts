@@ -1,9 +1,14 @@
 /**
- * CoreLayer — the composition root of Core: the lock, the stores, the session machinery and the IPC server, wired
- * into one layer that the headless daemon and the Electron app both run. Composition only; no behaviour here.
+ * CoreLayer — the composition root of Core: the lock, the stores, the session machinery, the asset server and the
+ * IPC server, wired into one layer that the headless daemon and the Electron app both run. Composition only; no
+ * behaviour here.
  */
 import { NodeServices } from "@effect/platform-node"
 import * as Layer from "effect/Layer"
+import { AssetAccess } from "./AssetAccess.ts"
+import { AssetFiles } from "./AssetFiles.ts"
+import { AssetServer } from "./AssetServer.ts"
+import { AssetTickets } from "./AssetTickets.ts"
 import { CoreConfig } from "./CoreConfig.ts"
 import { CoreLock } from "./CoreLock.ts"
 import { CorePaths } from "./CorePaths.ts"
@@ -31,8 +36,15 @@ const Machinery = Sessions.layer.pipe(
   Layer.provideMerge(Stores)
 )
 
+/** The loopback asset server starts with Core and stops before the sessions end. */
+const Assets = AssetAccess.layer.pipe(
+  Layer.provideMerge(AssetServer.layer),
+  Layer.provideMerge(Layer.mergeAll(AssetTickets.layer, AssetFiles.layer))
+)
+
 /** Everything but the paths and the config, which the host process chooses. */
 export const CoreLayerNoDeps = CoreServerLayer.pipe(
+  Layer.provideMerge(Assets),
   Layer.provideMerge(Machinery),
   Layer.provideMerge(CoreSecretLive),
   Layer.provideMerge(CoreLock.layer),

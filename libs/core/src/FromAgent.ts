@@ -1,18 +1,47 @@
 /**
- * FromAgent — Core's side of the agent role (pedelec-cli run by an agent): the session's tools, nothing else. The
- * capability check already ran (CoreAuth), so the session here is the caller's own.
+ * FromAgent — Core's side of the agent role (pedelec-cli or pedelec-deno run by an agent): the session's tools and
+ * the policy of its script runs, nothing else. The capability check already ran (CoreAuth), so the session here is
+ * the caller's own; its workspace comes from the session record, never from the agent.
  */
-import { AgentCaller, AgentRpcs } from "@pedelec/contracts/node/AgentLink"
+import { realpath } from "node:fs/promises"
+import { AgentCaller, AgentRpcs, type DenoRunPolicy } from "@pedelec/contracts/node/AgentLink"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Effect from "effect/Effect"
+import { CoreConfig } from "./CoreConfig.ts"
+import { Sessions } from "./Sessions.ts"
 import { ToolRouter } from "./ToolRouter.ts"
+
+/** What each of a script's stdout and stderr may print before pedelec-deno cuts it. */
+export const DENO_OUTPUT_BYTES = 1024 * 1024
 
 export const AgentHandlers = AgentRpcs.toLayer(
   Effect.gen(function* () {
     const tools = yield* ToolRouter
+    const sessions = yield* Sessions
+    const config = yield* CoreConfig
+
+    /** The live session's workspace, by its real path (what pedelec-deno confines the script to). */
+    const denoPrepare = Effect.fn("FromAgent.denoPrepare")(function* () {
+      const { sessionId } = yield* AgentCaller
+      const session = (yield* sessions.list(undefined)).find((info) => info.sessionId === sessionId)
+      if (session === undefined)
+        return yield* Effect.fail(PedelecError.fromCode("SESSION_ENDED", "core", { details: { sessionId } }))
+      const workspace = yield* Effect.tryPromise({
+        try: () => realpath(session.workspace.path),
+        catch: (cause) =>
+          PedelecError.fromCode("WORKSPACE_PATH_INVALID", "core", {
+            details: { path: session.workspace.path, reason: `it cannot be resolved (${String(cause)})` }
+          })
+      })
+      return { workspace, timeoutMs: config.denoTimeoutMs, outputBytes: DENO_OUTPUT_BYTES } satisfies DenoRunPolicy
+    })
+
     return AgentRpcs.of({
       "tool.list": () => Effect.flatMap(AgentCaller, ({ sessionId }) => tools.list(sessionId)),
       "tool.spec": ({ name }) => Effect.flatMap(AgentCaller, ({ sessionId }) => tools.spec(sessionId, name)),
-      "tool.call": ({ name, args }) => Effect.flatMap(AgentCaller, ({ sessionId }) => tools.call(sessionId, name, args))
+      "tool.call": ({ name, args }) =>
+        Effect.flatMap(AgentCaller, ({ sessionId }) => tools.call(sessionId, name, args)),
+      "deno.prepare": () => denoPrepare()
     })
   })
 )

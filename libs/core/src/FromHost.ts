@@ -4,6 +4,7 @@
  */
 import { HostRpcs } from "@pedelec/contracts/node/CoreLink"
 import * as Effect from "effect/Effect"
+import { AssetAccess } from "./AssetAccess.ts"
 import { Providers } from "./Providers.ts"
 import { Sessions } from "./Sessions.ts"
 import { SettingsStore } from "./SettingsStore.ts"
@@ -15,6 +16,7 @@ export const HostHandlers = HostRpcs.toLayer(
     const tools = yield* ToolRouter
     const providers = yield* Providers
     const settings = yield* SettingsStore
+    const assets = yield* AssetAccess
     return HostRpcs.of({
       "session.create": ({ origin, input }) => sessions.create(origin, input),
       "session.resume": ({ origin, sessionId }) => sessions.resume(origin, sessionId),
@@ -36,7 +38,10 @@ export const HostHandlers = HostRpcs.toLayer(
       "providers.list": ({ rescan }) => providers.list(rescan),
       "settings.get": () => settings.get,
       "settings.set": ({ settings: next }) => settings.set(next),
-      "settings.set_secret": ({ name, value }) => settings.setSecret(name, value)
+      "settings.set_secret": ({ name, value }) => settings.setSecret(name, value),
+      "asset.upload_ticket": ({ origin, ...request }) => assets.uploadTicket(origin, request),
+      "asset.download_ticket": ({ origin, ...request }) => assets.downloadTicket(origin, request),
+      "asset.list": ({ origin, sessionId }) => assets.list(origin, sessionId)
     })
   })
 )

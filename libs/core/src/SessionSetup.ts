@@ -4,7 +4,8 @@
  * the provider's session process in the session's scope, building the turn's prompt, persisting the record, and
  * reaping what a crashed Core left behind. The status machine and the order of events are Sessions'.
  */
-import { delimiter } from "node:path"
+import { existsSync } from "node:fs"
+import { delimiter, join } from "node:path"
 import type { Origin, SessionCapability, SessionId, TurnId } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { CreateSessionInput, SessionInfo, SessionStatus, TurnKind } from "@pedelec/contracts/Session"
@@ -218,6 +219,9 @@ export class SessionSetup extends Context.Service<
         createdAt: session.record.createdAt
       })
 
+      /** pedelec-deno sits beside pedelec-cli; without it the agent is never told to run scripts (SPEC §9). */
+      const denoAvailable = () => config.binDir !== undefined && existsSync(join(config.binDir, "pedelec-deno"))
+
       const agentEnv = (session: LiveSession): Record<string, string> => {
         const inherited = Object.fromEntries(
           Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined)
@@ -285,7 +289,7 @@ export class SessionSetup extends Context.Service<
                   sessionId,
                   guidance: session.record.skills?.guidance,
                   tools: yield* tools.list(sessionId),
-                  denoAvailable: false,
+                  denoAvailable: denoAvailable(),
                   toolsAsFunctions: session.adapter.toolsAsFunctions === true
                 },
                 userText

@@ -3,6 +3,7 @@
  * scope) and every operation as an Effect whose one error type is `PedelecError`, narrowed by `code`
  * (`Effect.catchIf(hasCode("SESSION_BUSY"))`). Session callbacks (`onChat`, `onTool`, …) are the session's own.
  */
+import type { AssetInfo, AssetPath } from "@pedelec/contracts/Assets"
 import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -18,7 +19,7 @@ import {
 import type { TurnResult } from "./session/EventContext.ts"
 import type { PedelecSession, SendTextOptions } from "./session/PedelecSession.ts"
 import type { CreateSessionOptions } from "./tools/Manifest.ts"
-import type { ToolDefinition, ToolNameOf } from "./tools/Tool.ts"
+import type { JsonValue, ToolDefinition, ToolNameOf } from "./tools/Tool.ts"
 
 export { hasCode, PedelecError }
 
@@ -84,6 +85,26 @@ export const cancel = (session: PedelecSession<string>): Effect.Effect<void, Ped
 
 /** Idempotent. */
 export const end = (session: PedelecSession<string>): Effect.Effect<void, PedelecError> => attempt(() => session.end())
+
+export const uploadAsset = (
+  session: PedelecSession<string>,
+  file: File,
+  targetPath?: string
+): Effect.Effect<AssetPath, PedelecError> => attempt(() => session.uploadAsset(file, targetPath))
+
+export const listAssets = (session: PedelecSession<string>): Effect.Effect<ReadonlyArray<AssetInfo>, PedelecError> =>
+  attempt(() => session.listAssets())
+
+export const readAssetText = (session: PedelecSession<string>, path: string): Effect.Effect<string, PedelecError> =>
+  attempt(() => session.readAsset(path, "text"))
+
+export const readAssetJson = <T = JsonValue>(
+  session: PedelecSession<string>,
+  path: string
+): Effect.Effect<T, PedelecError> => attempt(() => session.readAsset<T>(path, "json"))
+
+export const readAssetFile = (session: PedelecSession<string>, path: string): Effect.Effect<File, PedelecError> =>
+  attempt(() => session.readAsset(path, "file"))
 
 /** A session that ends when the scope closes. */
 export const scoped = <Name extends string>(

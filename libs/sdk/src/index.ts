@@ -3,6 +3,7 @@
  * list: everything here is public API and keeps the earlier SDK's names. Effect users import `@pedelec/sdk/effect`.
  */
 export type { ArgsSchema, ArgsSchemaNode } from "@pedelec/contracts/ArgsSchema"
+export type { AssetInfo, AssetPath, ReadAssetAs } from "@pedelec/contracts/Assets"
 export type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 export { isPedelecError, PedelecError } from "@pedelec/contracts/PedelecError"
 export type { EffortLevel, ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"

@@ -13,6 +13,17 @@ import { AGENT_LOOP_TOOLS } from "@pedelec/contracts/node/AgentLoop"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { FunctionTool } from "./Ollama.ts"
 
+/** The codes pedelec-deno refuses a run with. */
+const DENO_CODES = new Set<string>([
+  "DENO_UNAVAILABLE",
+  "SCRIPT_PATH_INVALID",
+  "SCRIPT_IMPORT_DENIED",
+  "SCRIPT_TIMEOUT",
+  "SCRIPT_FAILED",
+  "UNAUTHORIZED",
+  "CORE_RUNTIME_UNAVAILABLE"
+])
+
 export const LIMITS = {
   readBytes: 256 * 1024,
   writeBytes: 4 * 1024 * 1024,
@@ -152,7 +163,23 @@ const runScript = async (args: Record<string, unknown>, threadId: string, signal
     child.once("error", () => resolve(null))
     child.once("close", (code) => resolve(code))
   })
-  return { ok: true, result: { exitCode, stdout: capped(stdout), stderr: capped(stderr) } }
+  const own = exitCode === 0 ? undefined : ownFailure(Buffer.concat(stdout).toString("utf8"))
+  return own ?? { ok: true, result: { exitCode, stdout: capped(stdout), stderr: capped(stderr) } }
+}
+
+/** pedelec-deno's own refusal (a bad path, a denied import, the timeout) is its one JSON line, not script output. */
+const ownFailure = (stdout: string): ToolAnswer | undefined => {
+  const lines = stdout.trimEnd().split("\n")
+  if (lines.length !== 1) return undefined
+  try {
+    const line = JSON.parse(lines[0]!) as { ok?: unknown; error?: { code?: unknown; message?: unknown } }
+    const { code, message } = line.error ?? {}
+    return line.ok === false && typeof code === "string" && DENO_CODES.has(code) && typeof message === "string"
+      ? { ok: false, error: { code: code as ErrorCode, message } }
+      : undefined
+  } catch {
+    return undefined
+  }
 }
 
 export const workspaceTools: ReadonlyArray<FunctionTool> = [

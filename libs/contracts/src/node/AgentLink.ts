@@ -1,7 +1,7 @@
 /**
  * pedelec-cli / pedelec-deno ↔ Core (agent role), as an `effect/rpc` group over Core IPC. An agent proves one
  * session's capability (`PEDELEC_SESSION_CAP`) on every request and can only list, read and call that session's
- * tools; pedelec-deno's run preparation joins this link with the Deno work. Knowing a session id is not enough.
+ * tools, and ask where that session's scripts may run (`deno.prepare`). Knowing a session id is not enough.
  */
 import * as Context from "effect/Context"
 import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import { ArgsSchema } from "../ArgsSchema.ts"
 import { SessionId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
+import { AbsolutePath } from "../Session.ts"
 import { ToolAnnotations, ToolName, ToolTimeoutMs } from "../Tool.ts"
 import { CliOutput } from "./CliOutput.ts"
 
@@ -34,6 +35,18 @@ export type ToolSummary = typeof ToolSummary.Type
 export const ToolSpec = Schema.Struct({ ...ToolSummary.fields, argsSchema: ArgsSchema })
 export type ToolSpec = typeof ToolSpec.Type
 
+/**
+ * What pedelec-deno may do for the capability's session: Core's word, never the agent's cwd or argv. `workspace` is
+ * the real path of the session's workspace (the only place a script may read and write); a run longer than
+ * `timeoutMs` is stopped, and each of stdout and stderr is cut after `outputBytes`.
+ */
+export const DenoRunPolicy = Schema.Struct({
+  workspace: AbsolutePath,
+  timeoutMs: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 24 * 60 * 60_000 })),
+  outputBytes: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1024 * 1024 * 1024 }))
+})
+export type DenoRunPolicy = typeof DenoRunPolicy.Type
+
 /** The thread id the agent passed; Core checks it names the capability's session. */
 const OnThread = { sessionId: SessionId }
 
@@ -49,5 +62,7 @@ export class AgentRpcs extends RpcGroup.make(
     payload: { ...OnThread, name: ToolName, args: Schema.Json },
     success: CliOutput,
     error: PedelecError
-  })
+  }),
+  /** pedelec-deno asks before every run: the session's workspace and the run's limits. */
+  Rpc.make("deno.prepare", { payload: OnThread, success: DenoRunPolicy, error: PedelecError })
 ).middleware(AgentAuth) {}

@@ -7,6 +7,7 @@
 import * as Context from "effect/Context"
 import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
 import * as Schema from "effect/Schema"
+import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
 import { SessionEvent } from "../Events.ts"
 import { LaunchSecret, Origin, SessionId, ToolCallId, TurnId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
@@ -128,5 +129,22 @@ export class HostRpcs extends RpcGroup.make(
     payload: { name: SecretName, value: Schema.NullOr(Schema.String.check(Schema.isBetweenLength(1, 4096))) },
     success: PublicSettings,
     error: PedelecError
-  })
+  }),
+  /**
+   * A single-use ticket to PUT one file of the origin's session to Core's loopback asset server (SPEC §8). The body
+   * must be exactly `bytes` long; a path through a symlink or onto a folder is ASSET_PATH_INVALID.
+   */
+  Rpc.make("asset.upload_ticket", {
+    payload: { origin: Origin, ...UploadTicketRequest.fields },
+    success: AssetTicket,
+    error: PedelecError
+  }),
+  /** A single-use ticket to GET one existing regular file of the origin's session (else ASSET_NOT_FOUND). */
+  Rpc.make("asset.download_ticket", {
+    payload: { origin: Origin, ...DownloadTicketRequest.fields },
+    success: AssetTicket,
+    error: PedelecError
+  }),
+  /** The regular files under the session's `.pedelec-runtime/assets/`, recursively, in path order; links skipped. */
+  Rpc.make("asset.list", { payload: OnSession, success: Schema.Array(AssetInfo), error: PedelecError })
 ).middleware(HostAuth) {}

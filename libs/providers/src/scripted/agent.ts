@@ -6,12 +6,14 @@
  *
  * Commands: `say <text>`, `delta <text>` (consecutive deltas also make one message), `call <tool> <json>`,
  * `cli <args…>`, `sleep <ms>`, `crash <code>`, `hang` (ignores SIGINT/SIGTERM), `garbage`, `grandchild` (setsid,
- * pid to $SCRIPTED_PID_FILE), `error <CODE> <message>`, `remember <text>`, `recall`. Output: `session` first, then
+ * pid to $SCRIPTED_PID_FILE), `error <CODE> <message>`, `remember <text>`, `recall`, `read <path>` and
+ * `write <path> <text>` (workspace files, e.g. assets). Output: `session` first, then
  * `delta` / `message` / `tool` / `error`, and `done` last. Options: `--resume <id>`, `--version`.
  */
 import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
 import {
   echoText,
@@ -169,6 +171,20 @@ const run = async (sessionId: string, script: ReadonlyArray<string>) => {
         const [code, message] = splitFirst(arg)
         await emit({ type: "error", code, message })
         return exit(1)
+      }
+      case "read": {
+        // A file of the workspace (the agent's cwd), said back as the agent's message.
+        const text = await readFile(arg, "utf8").catch((error: Error) => `read failed: ${error.message}`)
+        await emit({ type: "message", text })
+        break
+      }
+      case "write": {
+        // `write <path> <text…>`: what an agent leaves for the page (e.g. a result asset).
+        const [target, text] = splitFirst(arg)
+        await mkdir(path.dirname(target), { recursive: true })
+        await writeFile(target, text)
+        await emit({ type: "message", text: `wrote ${target}` })
+        break
       }
       case "remember":
         writeMemory(sessionId, [...readMemory(sessionId), arg])

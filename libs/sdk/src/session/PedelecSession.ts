@@ -4,14 +4,16 @@
  * reported; the SDK never guesses one. The port, requests and reconnection are ExtensionLink's; the session only
  * re-subscribes itself from the last `seq` it saw when asked to.
  */
+import type { AssetInfo, AssetPath, ReadAssetAs } from "@pedelec/contracts/Assets"
 import type { SessionEvent, ToolCallEvent } from "@pedelec/contracts/Events"
 import type { SessionId, ToolCallId } from "@pedelec/contracts/Ids"
 import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortLevel } from "@pedelec/contracts/Provider"
 import type { SessionInfo, SessionStatus, WorkspaceInfo } from "@pedelec/contracts/Session"
 import type { ExtensionLink } from "../page/ExtensionLink.ts"
-import type { GenericToolHandler, JsonObject, ToolCallContext, ToolHandler } from "../tools/Tool.ts"
+import type { GenericToolHandler, JsonObject, JsonValue, ToolCallContext, ToolHandler } from "../tools/Tool.ts"
 import { handlerNotFound, runHandler } from "../tools/ToolRunner.ts"
+import { readAsset, uploadAsset } from "./Assets.ts"
 import type { EventContext, TurnCompletion, TurnResult } from "./EventContext.ts"
 import { Listeners } from "./Listeners.ts"
 import { Turns } from "./Turns.ts"
@@ -117,6 +119,31 @@ export class PedelecSession<ToolName extends string = string> {
       }
     )
     return this.#ending
+  }
+
+  /**
+   * Puts a file into the session's assets (`.pedelec-runtime/assets/` of its workspace, where the agent reads it) at
+   * `targetPath`, else under the file's name; resolves with its path. Start it from a user gesture where you can:
+   * Chrome may ask the user once before a site reaches the local runtime.
+   */
+  async uploadAsset(file: File, targetPath?: string): Promise<AssetPath> {
+    this.#usable()
+    return uploadAsset(this.#link, this.#id, file, targetPath)
+  }
+
+  /** The session's asset files, with sizes, content types and modification times. */
+  async listAssets(): Promise<ReadonlyArray<AssetInfo>> {
+    this.#usable()
+    return this.#link.request("list_assets", { sessionId: this.#id })
+  }
+
+  /** Reads an asset (one the agent wrote, say) as UTF-8 text, as JSON, or as a File. */
+  readAsset(path: string, as: "text"): Promise<string>
+  readAsset<T = JsonValue>(path: string, as: "json"): Promise<T>
+  readAsset(path: string, as: "file"): Promise<File>
+  async readAsset(path: string, as: ReadAssetAs): Promise<unknown> {
+    this.#usable()
+    return readAsset(this.#link, this.#id, path, as)
   }
 
   onChat(callback: (text: string, ctx: EventContext) => void): () => void {

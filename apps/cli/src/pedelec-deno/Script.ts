@@ -1,0 +1,333 @@
+/**
+ * Script — everything before a script runs: its path (workspace-relative, really inside the workspace), its module
+ * graph (`deno info`: every module a `file:` of the workspace, else SCRIPT_IMPORT_DENIED naming it), a private copy
+ * of that graph (a 0700 temp dir outside the workspace), the graph of the copy checked again (every module inside
+ * the copy, and one of those checked), and the `deno run` command for the copy. Deno does not check the permissions
+ * of a script's static imports (research/toolchain.md §7): the checks here, on the very files that run, close that.
+ * A file changed between the check and the copy is caught by the second check; one changed later is not what runs.
+ */
+import { constants } from "node:fs"
+import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/promises"
+import os from "node:os"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+import { denoUnavailable, Refused, refuse } from "./Failure.ts"
+import { collect, type Launch } from "./Processes.ts"
+import { launchDeno, type Mounts, outwardLinks, type Wall, wallBroken } from "./Sandbox.ts"
+
+/** Core's word on a run: the workspace (a real path), the deadline and the output cap. */
+export interface Policy {
+  readonly workspace: string
+  readonly timeoutMs: number
+  readonly outputBytes: number
+}
+
+export interface ScriptRequest {
+  readonly deno: string
+  readonly wall: Wall
+  readonly policy: Policy
+  /** Workspace-relative, as the agent passed it. */
+  readonly script: string
+  readonly args: ReadonlyArray<string>
+}
+
+/** Test seams, between the steps the race runs through; never set in production. */
+export interface PrepareHooks {
+  /** After the workspace's graph was checked, before it is copied. */
+  readonly afterCheck?: () => Promise<void>
+  /** After the copy's graph was checked, before it runs. */
+  readonly afterCopy?: () => Promise<void>
+}
+
+export interface Prepared {
+  /** The private temp dir: the copy (`src/`), DENO_DIR, HOME and TMPDIR. Removed by `dispose`. */
+  readonly dir: string
+  /** The wall the run goes behind (bubblewrap may have turned out not to work here). */
+  readonly wall: Wall
+  readonly run: Launch
+  readonly policy: Policy
+  /** How many modules were checked and copied. */
+  readonly modules: number
+}
+
+export const LIMITS = {
+  /** `deno info` on a local graph takes well under a second; this stops one reading a device or a FIFO. */
+  checkTimeoutMs: 15_000,
+  infoBytes: 64 * 1024 * 1024,
+  modules: 10_000,
+  graphBytes: 64 * 1024 * 1024
+} as const
+
+/** The flags both Deno commands share: no config, lock file, remote or npm modules. */
+const NO_OUTSIDE_CODE = ["--no-config", "--no-lock", "--no-remote", "--no-npm"]
+
+const isInside = (root: string, target: string) => target === root || target.startsWith(`${root}${path.sep}`)
+
+const errnoOf = (cause: unknown) => (cause as { code?: string }).code ?? String(cause)
+
+function pathInvalid(script: string, reason: string): never {
+  return refuse(
+    "SCRIPT_PATH_INVALID",
+    `Script ${JSON.stringify(script)} cannot be run: ${reason}. Pass the path of a script file relative to the workspace (your working folder), e.g. \`pedelec-deno run scripts/job.ts\`.`,
+    { path: script, reason }
+  )
+}
+
+function importDenied(specifier: string, reason: string): never {
+  return refuse(
+    "SCRIPT_IMPORT_DENIED",
+    `Script imports ${specifier}, which ${reason}. Import only files of the workspace (no npm:, jsr:, https: or paths outside it); read other data at run time with Deno.readTextFile.`,
+    { specifier, reason }
+  )
+}
+
+/** Deno takes permission lists comma-separated, with no escape for a comma in a path. */
+const listable = (dir: string) => !dir.includes(",")
+
+/** The script's real path, a regular file inside the workspace; SCRIPT_PATH_INVALID otherwise. */
+export const resolveScript = async (root: string, script: string): Promise<string> => {
+  if (script.includes("\0")) return pathInvalid(script, "it contains a NUL byte")
+  if (path.isAbsolute(script)) return pathInvalid(script, "it is absolute")
+  const normalized = path.normalize(script)
+  if (normalized.split(path.sep).includes("..")) return pathInvalid(script, "it climbs out of the workspace with `..`")
+  let real: string
+  try {
+    real = await realpath(path.join(root, normalized))
+  } catch (cause) {
+    return pathInvalid(
+      script,
+      errnoOf(cause) === "ENOENT" ? "it does not exist" : `it cannot be read (${errnoOf(cause)})`
+    )
+  }
+  if (!isInside(root, real)) return pathInvalid(script, "a symbolic link along it leads outside the workspace")
+  if (!(await stat(real)).isFile()) return pathInvalid(script, "it is not a file")
+  return real
+}
+
+/** The private dirs of this process not yet removed, for a SIGINT/SIGTERM to clean up. */
+export const privateDirs = new Set<string>()
+
+/** A temp dir outside the workspace: inside it, a script could change the copy between its check and its run. */
+const privateDir = async (root: string): Promise<string> => {
+  for (const base of [os.tmpdir(), "/tmp", "/var/tmp", "/dev/shm"]) {
+    const real = await realpath(base).catch(() => undefined)
+    if (real === undefined || isInside(root, real) || !listable(real)) continue
+    const dir = await mkdtemp(path.join(real, "pedelec-deno-")).catch(() => undefined)
+    if (dir !== undefined) {
+      privateDirs.add(dir)
+      return dir
+    }
+  }
+  throw new Refused(
+    denoUnavailable("there is no temporary folder outside the workspace for the script's private copy", {
+      workspace: root
+    })
+  )
+}
+
+interface Module {
+  readonly specifier: string
+  readonly kind?: string
+  readonly error?: string
+}
+
+const modulesOf = (stdout: string): ReadonlyArray<Module> | undefined => {
+  try {
+    const parsed = JSON.parse(stdout) as { modules?: unknown }
+    if (!Array.isArray(parsed.modules)) return undefined
+    return parsed.modules.filter(
+      (m): m is Module => typeof m === "object" && m !== null && typeof (m as Module).specifier === "string"
+    )
+  } catch {
+    return undefined
+  }
+}
+
+/** Node's built-in modules are Deno's own code, gated by the same permissions; anything else must be a file. */
+const isBuiltin = (module: Module) => module.kind === "node" || module.specifier.startsWith("node:")
+
+/**
+ * The workspace-relative path of every module of the graph rooted at `entry`, each a file inside `root` (the
+ * workspace, or the copy). `known`, for the copy: the modules the workspace's graph had; any other is refused.
+ */
+const graph = async (
+  step: { readonly deno: string; readonly wall: Wall; readonly env: Record<string, string>; readonly mounts: Mounts },
+  root: string,
+  entry: string,
+  known?: ReadonlySet<string>
+): Promise<{ readonly files: ReadonlyArray<string>; readonly wall: Wall }> => {
+  const run = (wall: Wall) =>
+    collect(
+      launchDeno(wall, step.deno, ["info", "--json", ...NO_OUTSIDE_CODE, entry], {
+        env: step.env,
+        cwd: root,
+        mounts: step.mounts
+      }),
+      { timeoutMs: LIMITS.checkTimeoutMs, maxStdout: LIMITS.infoBytes }
+    )
+  let wall = step.wall
+  let result = await run(wall)
+  if (wallBroken(wall, result)) {
+    wall = { kind: "none" }
+    result = await run(wall)
+  }
+  if (result.spawnError !== undefined)
+    throw new Refused(denoUnavailable(`its Deno runtime did not start (${result.spawnError})`, { path: step.deno }))
+  if (result.timedOut)
+    refuse(
+      "SCRIPT_TIMEOUT",
+      `Checking the script's imports took longer than ${LIMITS.checkTimeoutMs} ms and was stopped (does it import a device or a pipe?). Import only ordinary files of the workspace.`,
+      { timeoutMs: LIMITS.checkTimeoutMs, phase: "check" }
+    )
+  const modules = result.code === 0 ? modulesOf(result.stdout) : undefined
+  if (modules === undefined)
+    refuse(
+      "SCRIPT_FAILED",
+      `Deno could not list the script's imports (deno info exited ${result.code ?? result.signal}${result.overflow ? ", its answer was too large" : ""}). Check that the script is JavaScript or TypeScript.`,
+      { exitCode: result.code ?? -1, phase: "check" }
+    )
+  if (modules.length > LIMITS.modules)
+    importDenied(`${modules.length} modules`, `is more than the ${LIMITS.modules} modules a script may have`)
+  const files: Array<string> = []
+  for (const module of modules) {
+    if (isBuiltin(module)) continue
+    if (!module.specifier.startsWith("file:"))
+      importDenied(module.specifier, "is remote or from a package registry, and scripts run without network")
+    const file = fileURLToPath(module.specifier)
+    if (!isInside(root, file)) importDenied(module.specifier, "is outside the workspace")
+    const relative = path.relative(root, file)
+    if (known !== undefined && !known.has(relative))
+      importDenied(
+        relative,
+        "was not among the imports pedelec-deno checked (a file changed while it checked the script); run it again once nothing edits it"
+      )
+    files.push(relative)
+  }
+  return { files, wall }
+}
+
+/**
+ * Copies one checked module into the copy: opened first, then its real path must be inside the workspace and be
+ * the very file that was opened (a symlink swapped in meanwhile is caught). Missing files are left to Deno.
+ */
+const copyModule = async (root: string, copy: string, relative: string, budget: { bytes: number }) => {
+  const source = path.join(root, relative)
+  let handle: Awaited<ReturnType<typeof open>>
+  try {
+    handle = await open(source, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
+  } catch (cause) {
+    if (errnoOf(cause) === "ENOENT" || errnoOf(cause) === "ENOTDIR") return false
+    return importDenied(relative, `cannot be read (${errnoOf(cause)})`)
+  }
+  try {
+    const opened = await handle.stat()
+    const real = await realpath(source).catch(() => undefined)
+    const there = real === undefined ? undefined : await stat(real).catch(() => undefined)
+    if (real === undefined || !isInside(root, real) || there?.ino !== opened.ino || there.dev !== opened.dev)
+      importDenied(relative, "is a symbolic link that leads outside the workspace")
+    if (!opened.isFile()) importDenied(relative, "is not a regular file")
+    budget.bytes -= opened.size
+    if (budget.bytes < 0) importDenied(relative, `takes the script's imports over ${LIMITS.graphBytes} bytes`)
+    const bytes = await handle.readFile()
+    const target = path.join(copy, relative)
+    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 })
+    await writeFile(target, bytes, { flag: "wx", mode: 0o400 })
+    return true
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Checks, copies and checks again; the returned run is for the copy. Throws `Refused` with the reason. */
+export const prepare = async (request: ScriptRequest, hooks: PrepareHooks = {}): Promise<Prepared> => {
+  const root = await realpath(request.policy.workspace).catch(() =>
+    pathInvalid(request.script, `the session's workspace ${request.policy.workspace} is gone`)
+  )
+  if (!listable(root))
+    pathInvalid(request.script, "the workspace's path contains a comma, which Deno's permission flags cannot express")
+  const entry = await resolveScript(root, request.script)
+  const dir = await privateDir(root)
+  try {
+    const copy = path.join(dir, "src")
+    const state = { deno: path.join(dir, "deno"), home: path.join(dir, "home"), tmp: path.join(dir, "tmp") }
+    for (const sub of [copy, state.deno, state.home, state.tmp]) await mkdir(sub, { mode: 0o700 })
+    const env = {
+      DENO_DIR: state.deno,
+      HOME: state.home,
+      TMPDIR: state.tmp,
+      NO_COLOR: "1",
+      DENO_NO_UPDATE_CHECK: "1",
+      DENO_NO_PROMPT: "1"
+    }
+    const rw = [state.deno, state.home, state.tmp]
+    const step = { deno: request.deno, env, wall: request.wall }
+
+    const checked = await graph({ ...step, mounts: { rw, ro: [root] } }, root, entry)
+    await hooks.afterCheck?.()
+    const budget = { bytes: LIMITS.graphBytes }
+    const copied = new Set<string>()
+    for (const relative of new Set(checked.files))
+      if (await copyModule(root, copy, relative, budget)) copied.add(relative)
+    const script = path.relative(root, entry)
+    if (!copied.has(script)) pathInvalid(request.script, "it disappeared while pedelec-deno checked it")
+    const wall = checked.wall
+    const recheck = await graph(
+      { ...step, wall, mounts: { rw, ro: [copy] } },
+      copy,
+      path.join(copy, script),
+      new Set(checked.files)
+    )
+    await hooks.afterCopy?.()
+
+    // Behind the first wall alone, symlinks of the workspace that lead out are denied by name (Deno checks paths
+    // as written). Behind bubblewrap their targets do not exist.
+    let denied: ReadonlyArray<string> = []
+    if (recheck.wall.kind === "none") {
+      const scan = outwardLinks(root)
+      if (scan._tag === "TooMany")
+        pathInvalid(
+          request.script,
+          `the workspace has more than ${scan.seen - 1} files to check for symbolic links and bubblewrap is not available to wall it in; ask the user to install bubblewrap or to use a smaller workspace`
+        )
+      else denied = scan.links
+      if (denied.some((link) => !listable(link)) || denied.join(",").length > 64 * 1024)
+        pathInvalid(
+          request.script,
+          "the workspace has symbolic links leading out of it that Deno's permission flags cannot list; remove them, or ask the user to install bubblewrap"
+        )
+    }
+    const deny = denied.length === 0 ? [] : [`--deny-read=${denied.join(",")}`, `--deny-write=${denied.join(",")}`]
+    const run = launchDeno(
+      recheck.wall,
+      request.deno,
+      [
+        "run",
+        "--no-prompt",
+        ...NO_OUTSIDE_CODE,
+        "--deny-import",
+        "--deny-net",
+        "--deny-env",
+        "--deny-run",
+        "--deny-ffi",
+        "--deny-sys",
+        `--allow-read=${root},${copy}`,
+        `--allow-write=${root}`,
+        ...deny,
+        path.join(copy, script),
+        ...request.args
+      ],
+      { env, cwd: root, mounts: { rw: [...rw, root], ro: [copy] } }
+    )
+    return { dir, wall: recheck.wall, run, policy: { ...request.policy, workspace: root }, modules: copied.size }
+  } catch (error) {
+    await removeDir(dir)
+    throw error
+  }
+}
+
+const removeDir = async (dir: string) => {
+  await rm(dir, { recursive: true, force: true })
+  privateDirs.delete(dir)
+}
+
+export const dispose = (prepared: Prepared): Promise<void> => removeDir(prepared.dir)

@@ -1,0 +1,122 @@
+/**
+ * pedelec-deno entry: `pedelec-deno [--thread-id <id>] run <workspace-relative-script> [--] [args…]`. Checks the
+ * thread id and capability, finds the pinned Deno, asks Core (`deno.prepare`, proving the session capability) for
+ * the session's workspace and the run's limits, prepares the script (Script: graph checked, copied, checked again),
+ * runs the copy behind Deno's permissions and, where it works, bubblewrap (Run), and removes the copy. Its own
+ * failures are one JSON line on stdout; everything else printed is the script's. Effect-free, like pedelec-cli's
+ * agent path. SIGINT/SIGTERM stop the script (exit 130).
+ */
+import { rmSync } from "node:fs"
+import path from "node:path"
+import type { DenoRunPolicy } from "@pedelec/contracts/node/AgentLink"
+import packageJson from "../../package.json" with { type: "json" }
+import { capabilityProof, checkSession, endpoint, hello, refused } from "../Agent.ts"
+import { connect } from "../AgentWire.ts"
+import { garbled } from "../Reach.ts"
+import { HELP, parseArgs } from "./Args.ts"
+import { type Failure, failure, fromRefusal, jsonLine, Refused } from "./Failure.ts"
+import { execute } from "./Run.ts"
+import { denoBinary } from "./Runtime.ts"
+import { findWall } from "./Sandbox.ts"
+import { dispose, type Prepared, prepare, privateDirs } from "./Script.ts"
+
+const isFailure = (u: unknown): u is Failure => typeof u === "object" && u !== null && "error" in u && "exit" in u
+
+/** Prints the last words, waits until stdout and stderr have taken everything (the script's too), and exits. */
+const finish = (stdout: string, exit: number): Promise<never> =>
+  new Promise(() => {
+    process.exitCode = exit
+    let pending = 2
+    const flushed = () => {
+      if (--pending === 0) process.exit(exit)
+    }
+    process.stderr.write("", flushed)
+    process.stdout.write(stdout, flushed)
+  })
+
+const positiveInt = (u: unknown): u is number => Number.isInteger(u) && (u as number) > 0
+
+/** Core's policy for this session's runs, proving the capability; or why Core cannot be asked. */
+const askCore = async (sessionId: string, version: string): Promise<DenoRunPolicy | Failure> => {
+  const at = await endpoint()
+  if ("error" in at) return fromRefusal(at)
+  const wire = await connect(at)
+  if ("error" in wire) return fromRefusal(wire)
+  try {
+    const refusedHello = await hello(wire, at, version, sessionId, "deno")
+    if (refusedHello !== undefined) return fromRefusal(refusedHello)
+    const answer = await wire.request("deno.prepare", { sessionId }, capabilityProof())
+    if (answer._tag !== "Success") return fromRefusal(refused(answer, sessionId))
+    const value = answer.value as Partial<Record<keyof DenoRunPolicy, unknown>> | null
+    const { workspace, timeoutMs, outputBytes } = value ?? {}
+    if (typeof workspace !== "string" || !path.isAbsolute(workspace) || !positiveInt(timeoutMs))
+      return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
+    if (!positiveInt(outputBytes)) return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
+    return { workspace, timeoutMs, outputBytes }
+  } finally {
+    wire.close()
+  }
+}
+
+const main = async (): Promise<never> => {
+  const parsed = parseArgs(process.argv.slice(2), process.env)
+  switch (parsed._tag) {
+    case "Help":
+      return finish(HELP, 0)
+    case "Version":
+      return finish(`${packageJson.version}\n`, 0)
+    case "UsageError": {
+      const failed = failure("INVALID_INPUT", parsed.message)
+      return finish(jsonLine(failed), failed.exit)
+    }
+  }
+  const refusedSession = checkSession(parsed.threadId, process.env.PEDELEC_SESSION_CAP, "pedelec-deno")
+  if (refusedSession !== undefined) return finish(jsonLine(fromRefusal(refusedSession)), refusedSession.exit)
+  // Independent, so at once: the runtime on disk, Core's answer, the second wall.
+  const [deno, policy, wall] = await Promise.all([
+    denoBinary(process.env),
+    askCore(parsed.threadId, packageJson.version),
+    findWall()
+  ])
+  if (isFailure(deno)) return finish(jsonLine(deno), deno.exit)
+  if (isFailure(policy)) return finish(jsonLine(policy), policy.exit)
+
+  let stopScript: (() => void) | undefined
+  const stop = () => {
+    stopScript?.()
+    for (const dir of privateDirs) rmSync(dir, { recursive: true, force: true })
+    process.exit(130)
+  }
+  process.once("SIGINT", stop).once("SIGTERM", stop)
+  // A reader that went away (EPIPE) drops the rest of the output; the script still ends normally or at its timeout.
+  process.stdout.on("error", () => undefined)
+  process.stderr.on("error", () => undefined)
+  let prepared: Prepared
+  try {
+    prepared = await prepare({
+      deno,
+      wall,
+      policy,
+      script: parsed.script,
+      args: parsed.args
+    })
+  } catch (error) {
+    if (!(error instanceof Refused)) throw error
+    return finish(jsonLine(error.failure), error.failure.exit)
+  }
+  const done = await execute(prepared, { stdout: process.stdout, stderr: process.stderr, stdin: "inherit" }, (kill) => {
+    stopScript = kill
+  })
+  await dispose(prepared)
+  if (done.failure === undefined) return finish("", done.exit)
+  return finish(`${done.stdoutEndsLine ? "" : "\n"}${jsonLine(done.failure)}`, done.exit)
+}
+
+main().catch((cause: unknown) => {
+  const failed = failure(
+    "INTERNAL_ERROR",
+    `pedelec-deno hit an unexpected error (${cause instanceof Error ? cause.message : String(cause)}). Retry; if it persists, tell the user.`
+  )
+  if (process.env.PEDELEC_DEBUG === "1") process.stderr.write(`${cause instanceof Error ? cause.stack : cause}\n`)
+  void finish(jsonLine(failed), failed.exit)
+})
