@@ -12,22 +12,12 @@ import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type AgentExit, type AgentHandle, AgentProcess, type AgentSpawnOptions } from "./AgentProcess.ts"
-import type { DiscoveryEnv } from "./Discovery.ts"
 import type { OutputLine } from "./OutputLines.ts"
 import type { SessionProcess, TurnInput } from "./Provider.ts"
-
-/** What an adapter of an installed CLI can be given; tests pass their own. */
-export interface CliAdapterOptions {
-  /** Where the CLI is looked for; this process's environment by default. */
-  readonly env?: DiscoveryEnv
-  /** `AgentProcess.layer` by default. */
-  readonly agentProcess?: Layer.Layer<AgentProcess>
-}
 
 /** What one turn's decoding could not use: unreadable lines (`skipped`) and well-formed unknown events (`ignored`). */
 export interface LineCounts {

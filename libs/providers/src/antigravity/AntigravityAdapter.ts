@@ -23,12 +23,9 @@
  * conversation with another id).
  */
 import path from "node:path"
-import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
-import * as Effect from "effect/Effect"
-import { AgentProcess } from "../AgentProcess.ts"
-import { detected } from "../Discovery.ts"
+import { type CliAdapterOptions, makeCliAdapter, signInFromStderr } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   NO_EFFORT_PROFILES,
@@ -36,7 +33,7 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { ANTIGRAVITY_AUTH_TEXT, AntigravityTurnDecoder } from "./AntigravityEvents.ts"
 
 const PROVIDER = "antigravity"
@@ -44,7 +41,6 @@ const NAME = "Antigravity CLI"
 /** After `result`, how long agy gets to exit on its own before the scope's kill sequence runs. */
 const EXIT_WAIT_MS = 2_000
 /** How much of stderr an authentication error quotes. */
-const STDERR_IN_MESSAGE = 2_000
 /** agy gives up on a print-mode turn after 5 minutes by default; a page tool call may legitimately last its longest. */
 const PRINT_TIMEOUT_S = Math.ceil((TOOL_LIMITS.maxTimeoutMs * TOOL_LIMITS.maxProgressFactor + 60_000) / 1_000)
 
@@ -57,9 +53,6 @@ const EFFORT: EffortSupport = {
 }
 /** One-token form only: a bare "high" would reach agy as an argument. */
 export const ANTIGRAVITY_EFFORT_ALLOW_LIST: EffortAllowList = { argv: [/^--effort=(low|medium|high)$/], env: [] }
-
-const startFailed = (reason: string) =>
-  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
 
 const NOT_FOUND =
   "Antigravity CLI (the `agy` command) was not found on PATH or in the usual install folders. Install it " +
@@ -100,60 +93,36 @@ export const antigravityEnv = (session: SessionProcessOptions): Record<string, s
 const agyDirs = (home: string, platform: NodeJS.Platform): ReadonlyArray<string> =>
   platform === "win32" && home !== "" ? [path.win32.join(home, "AppData", "Local", "agy", "bin")] : []
 
-export const makeAntigravityAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
-  const { detect, cli: located } = detected(
-    { code: PROVIDER, name: NAME, experimental: true, effort: EFFORT },
-    { commands: ["agy"], versionArgs: ["--version"], extraDirs: agyDirs },
-    NOT_FOUND,
-    options.env
+export const makeAntigravityAdapter = (options: CliAdapterOptions = {}): ProviderAdapter =>
+  makeCliAdapter(
+    {
+      about: { code: PROVIDER, name: NAME, experimental: true, effort: EFFORT },
+      find: { commands: ["agy"], versionArgs: ["--version"], extraDirs: agyDirs },
+      notFound: NOT_FOUND,
+      effortAllowList: ANTIGRAVITY_EFFORT_ALLOW_LIST,
+      defaultEffort: NO_EFFORT_PROFILES,
+      sessionProcess: (cli, session) =>
+        makeTurnProcess({
+          provider: PROVIDER,
+          label: "agy",
+          spawn: (turn: TurnInput) => ({
+            command: cli.path,
+            args: antigravityArgs(session, turn),
+            cwd: session.workspace,
+            env: antigravityEnv(session),
+            inheritEnv: true,
+            stdin: antigravityInput(turn.prompt)
+          }),
+          decoder: () => new AntigravityTurnDecoder(),
+          exitWaitMs: EXIT_WAIT_MS,
+          // Every turn ends with a `result` event; an exit without one did not finish the turn.
+          cleanExitCompletes: false,
+          // No result line, but agy said why on stderr: it wants a (new) Google sign-in.
+          explainExit: signInFromStderr(PROVIDER, ANTIGRAVITY_AUTH_TEXT)
+        })
+    },
+    options
   )
-
-  const startSession = Effect.fn("AntigravityAdapter.start")(function* (session: SessionProcessOptions) {
-    const cli = yield* located
-    if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
-    return yield* makeTurnProcess({
-      provider: PROVIDER,
-      label: "agy",
-      spawn: (turn: TurnInput) => ({
-        command: cli.path,
-        args: antigravityArgs(session, turn),
-        cwd: session.workspace,
-        env: antigravityEnv(session),
-        inheritEnv: true,
-        stdin: antigravityInput(turn.prompt)
-      }),
-      decoder: () => new AntigravityTurnDecoder(),
-      exitWaitMs: EXIT_WAIT_MS,
-      // Every turn ends with a `result` event; an exit without one did not finish the turn.
-      cleanExitCompletes: false,
-      // No result line, but agy said why on stderr: it wants a (new) Google sign-in.
-      explainExit: (exit, stderr) =>
-        ANTIGRAVITY_AUTH_TEXT.test(stderr)
-          ? [
-              {
-                type: "error",
-                code: "PROVIDER_AUTH_REQUIRED",
-                message: stderr.trim().slice(-STDERR_IN_MESSAGE),
-                details: { provider: PROVIDER, exitCode: exit.code ?? null }
-              }
-            ]
-          : undefined
-    })
-  })
-  const start = (session: SessionProcessOptions) =>
-    startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
-
-  return {
-    code: PROVIDER,
-    name: NAME,
-    experimental: true,
-    effort: EFFORT,
-    effortAllowList: ANTIGRAVITY_EFFORT_ALLOW_LIST,
-    defaultEffort: NO_EFFORT_PROFILES,
-    detect,
-    start
-  }
-}
 
 /** The `antigravity` adapter as Core registers it: Discovery over this process's environment, Node's process spawner. */
 export const AntigravityAdapter: ProviderAdapter = makeAntigravityAdapter()

@@ -1,15 +1,7 @@
-/**
- * ClaudeAdapter — Claude Code as a provider: where `claude` is found, its effort knob, and its session process: one
- * warm `claude -p --input-format stream-json` per session (WarmProcess), spawned with the session's privilege flags,
- * model and effort and resuming the provider session a turn continues, each turn one stream-json user message on its
- * stdin and a stop a `control_request` interrupt. Decoding claude's output is ClaudeEvents'.
- */
-import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
-import { AgentProcess } from "../AgentProcess.ts"
-import { detected } from "../Discovery.ts"
+import { type CliAdapterOptions, makeCliAdapter, startFailed } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   effortProfilesOf,
@@ -17,7 +9,6 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import type { CliAdapterOptions } from "../TurnProcess.ts"
 import { makeWarmProcess } from "../WarmProcess.ts"
 import { ClaudeTurnDecoder } from "./ClaudeEvents.ts"
 
@@ -46,14 +37,14 @@ export const CLAUDE_EFFORT_ALLOW_LIST: EffortAllowList = {
   env: ["CLAUDE_CODE_EFFORT_LEVEL", "MAX_THINKING_TOKENS"]
 }
 
-const startFailed = (reason: string) =>
-  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
-
 const NOT_FOUND =
   "Claude Code (the `claude` command) was not found on PATH or in the usual install folders. Install it " +
   "(`npm install -g @anthropic-ai/claude-code`), sign in once by running `claude`, then rescan providers."
 
 const isRoot = () => process.getuid?.() === 0
+const ROOT_REFUSES_FULL_ACCESS =
+  "Claude Code refuses full access (bypassPermissions) when run as root. Run Pedelec as a normal user, " +
+  "take this origin off full access, or set IS_SANDBOX=1 for Pedelec if this machine is a disposable sandbox."
 
 /**
  * The argv of a session's claude, continuing `providerSessionId` when one is given; exported for tests, the docs and
@@ -108,57 +99,39 @@ export const claudeEnv = (session: SessionProcessOptions): Record<string, string
 })
 
 /** Where claude is looked for; its process goes through Node's spawner (see WarmProcess). */
-export const makeClaudeAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
-  const { detect, cli: located } = detected(
-    { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
-    { commands: ["claude"], versionArgs: ["--version"] },
-    NOT_FOUND,
-    options.env
+export const makeClaudeAdapter = (options: CliAdapterOptions = {}): ProviderAdapter =>
+  makeCliAdapter(
+    {
+      about: { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
+      find: { commands: ["claude"], versionArgs: ["--version"] },
+      notFound: NOT_FOUND,
+      effortAllowList: CLAUDE_EFFORT_ALLOW_LIST,
+      defaultEffort: effortProfilesOf((level) => `--effort=${level}`),
+      sessionProcess: (cli, session) => {
+        if (session.fullAccess && isRoot() && session.env.IS_SANDBOX !== "1") {
+          return Effect.fail(startFailed(PROVIDER, ROOT_REFUSES_FULL_ACCESS))
+        }
+        let interrupts = 0
+        return makeWarmProcess({
+          provider: PROVIDER,
+          label: "claude",
+          spawn: (providerSessionId) => ({
+            command: cli.path,
+            args: claudeArgs(session, { providerSessionId }),
+            cwd: session.workspace,
+            env: claudeEnv(session),
+            inheritEnv: true
+          }),
+          message: (turn: TurnInput) => claudeUserMessage(turn.prompt),
+          interruptMessage: () => claudeInterruptRequest(`pedelec-interrupt-${++interrupts}`),
+          decoder: () => new ClaudeTurnDecoder(),
+          idleTimeoutMs: IDLE_TIMEOUT_MS,
+          interruptGraceMs: INTERRUPT_GRACE_MS
+        })
+      }
+    },
+    options
   )
-
-  const startSession = Effect.fn("ClaudeAdapter.start")(function* (session: SessionProcessOptions) {
-    const cli = yield* located
-    if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
-    if (session.fullAccess && isRoot() && session.env.IS_SANDBOX !== "1") {
-      return yield* Effect.fail(
-        startFailed(
-          "Claude Code refuses full access (bypassPermissions) when run as root. Run Pedelec as a normal user, " +
-            "take this origin off full access, or set IS_SANDBOX=1 for Pedelec if this machine is a disposable sandbox."
-        )
-      )
-    }
-    let interrupts = 0
-    return yield* makeWarmProcess({
-      provider: PROVIDER,
-      label: "claude",
-      spawn: (providerSessionId) => ({
-        command: cli.path,
-        args: claudeArgs(session, { providerSessionId }),
-        cwd: session.workspace,
-        env: claudeEnv(session),
-        inheritEnv: true
-      }),
-      message: (turn: TurnInput) => claudeUserMessage(turn.prompt),
-      interruptMessage: () => claudeInterruptRequest(`pedelec-interrupt-${++interrupts}`),
-      decoder: () => new ClaudeTurnDecoder(),
-      idleTimeoutMs: IDLE_TIMEOUT_MS,
-      interruptGraceMs: INTERRUPT_GRACE_MS
-    })
-  })
-  const start = (session: SessionProcessOptions) =>
-    startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
-
-  return {
-    code: PROVIDER,
-    name: NAME,
-    experimental: false,
-    effort: EFFORT,
-    effortAllowList: CLAUDE_EFFORT_ALLOW_LIST,
-    defaultEffort: effortProfilesOf((level) => `--effort=${level}`),
-    detect,
-    start
-  }
-}
 
 /** The `claude` adapter as Core registers it: Discovery over this process's environment, Node's process spawner. */
 export const ClaudeAdapter: ProviderAdapter = makeClaudeAdapter()

@@ -1,8 +1,6 @@
-import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
-import { AgentProcess } from "../AgentProcess.ts"
-import { detected } from "../Discovery.ts"
+import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   effortProfilesOf,
@@ -10,7 +8,7 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { CodexTurnDecoder, codexError } from "./CodexEvents.ts"
 
 const PROVIDER = "codex"
@@ -30,9 +28,6 @@ export const CODEX_EFFORT_ALLOW_LIST: EffortAllowList = {
   argv: [/^--config=model_reasoning_effort=(none|minimal|low|medium|high|xhigh)$/],
   env: []
 }
-
-const startFailed = (reason: string) =>
-  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
 
 const NOT_FOUND =
   "The Codex CLI (the `codex` command) was not found on PATH or in the usual install folders. Install it " +
@@ -57,55 +52,41 @@ export const codexArgs = (session: SessionProcessOptions, turn: TurnInput): Arra
   "-"
 ]
 
-export const makeCodexAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
-  const { detect, cli: located } = detected(
-    { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
-    { commands: ["codex"], versionArgs: ["--version"] },
-    NOT_FOUND,
-    options.env
+export const makeCodexAdapter = (options: CliAdapterOptions = {}): ProviderAdapter =>
+  makeCliAdapter(
+    {
+      about: { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
+      find: { commands: ["codex"], versionArgs: ["--version"] },
+      notFound: NOT_FOUND,
+      effortAllowList: CODEX_EFFORT_ALLOW_LIST,
+      defaultEffort: effortProfilesOf((level) => `--config=model_reasoning_effort=${level}`),
+      sessionProcess: (cli, session) =>
+        makeTurnProcess({
+          provider: PROVIDER,
+          label: "codex",
+          spawn: (turn: TurnInput) => ({
+            command: cli.path,
+            args: codexArgs(session, turn),
+            cwd: session.workspace,
+            // Inherited: codex needs the user's HOME / CODEX_HOME (login, config) and any provider API keys.
+            env: { ...session.env },
+            inheritEnv: true,
+            stdin: turn.prompt
+          }),
+          decoder: () => new CodexTurnDecoder(),
+          exitWaitMs: EXIT_WAIT_MS,
+          cleanExitCompletes: false,
+          // codex said why on stdout (an `error` line) but died before `turn.failed`: that is the turn's error.
+          explainExit: (_exit, _stderr, decoder) =>
+            decoder.lastError === undefined ? undefined : [codexError(decoder.lastError)],
+          report: (decoder) =>
+            decoder.warnings.length === 0
+              ? Effect.void
+              : Effect.logWarning("codex warnings", { warnings: decoder.warnings })
+        })
+    },
+    options
   )
-
-  const startSession = Effect.fn("CodexAdapter.start")(function* (session: SessionProcessOptions) {
-    const cli = yield* located
-    if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
-    return yield* makeTurnProcess({
-      provider: PROVIDER,
-      label: "codex",
-      spawn: (turn: TurnInput) => ({
-        command: cli.path,
-        args: codexArgs(session, turn),
-        cwd: session.workspace,
-        // Inherited: codex needs the user's HOME / CODEX_HOME (login, config) and any provider API keys.
-        env: { ...session.env },
-        inheritEnv: true,
-        stdin: turn.prompt
-      }),
-      decoder: () => new CodexTurnDecoder(),
-      exitWaitMs: EXIT_WAIT_MS,
-      cleanExitCompletes: false,
-      // codex said why on stdout (an `error` line) but died before `turn.failed`: that is the turn's error.
-      explainExit: (_exit, _stderr, decoder) =>
-        decoder.lastError === undefined ? undefined : [codexError(decoder.lastError)],
-      report: (decoder) =>
-        decoder.warnings.length === 0
-          ? Effect.void
-          : Effect.logWarning("codex warnings", { warnings: decoder.warnings })
-    })
-  })
-  const start = (session: SessionProcessOptions) =>
-    startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
-
-  return {
-    code: PROVIDER,
-    name: NAME,
-    experimental: false,
-    effort: EFFORT,
-    effortAllowList: CODEX_EFFORT_ALLOW_LIST,
-    defaultEffort: effortProfilesOf((level) => `--config=model_reasoning_effort=${level}`),
-    detect,
-    start
-  }
-}
 
 /** The `codex` adapter as Core registers it: Discovery over this process's environment, Node's process spawner. */
 export const CodexAdapter: ProviderAdapter = makeCodexAdapter()

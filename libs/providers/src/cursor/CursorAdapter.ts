@@ -22,11 +22,8 @@
  * `--sandbox enabled` aborts on Windows ("Sandbox requires macOS or Linux", a third-party capture).
  */
 import path from "node:path"
-import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
-import * as Effect from "effect/Effect"
-import { AgentProcess } from "../AgentProcess.ts"
-import { detected } from "../Discovery.ts"
+import { type CliAdapterOptions, makeCliAdapter, signInFromStderr } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   NO_EFFORT_PROFILES,
@@ -34,7 +31,7 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { CURSOR_AUTH_TEXT, CursorTurnDecoder } from "./CursorEvents.ts"
 
 const PROVIDER = "cursor"
@@ -42,7 +39,6 @@ const NAME = "Cursor CLI"
 /** After `result`, how long cursor gets to exit on its own before the scope's kill sequence runs. */
 const EXIT_WAIT_MS = 2_000
 /** How much of stderr an authentication error quotes. */
-const STDERR_IN_MESSAGE = 2_000
 
 const EFFORT: EffortSupport = {
   supported: false,
@@ -51,9 +47,6 @@ const EFFORT: EffortSupport = {
     "(e.g. gpt-5.2-high, a -thinking variant). A profile can still pick a model per level."
 }
 export const CURSOR_EFFORT_ALLOW_LIST: EffortAllowList = { argv: [], env: [] }
-
-const startFailed = (reason: string) =>
-  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
 
 const NOT_FOUND =
   "Cursor's CLI (the `cursor-agent` command) was not found on PATH or in the usual install folders. " +
@@ -83,60 +76,36 @@ const cursorDirs = (home: string, platform: NodeJS.Platform): ReadonlyArray<stri
       ? [path.win32.join(home, "AppData", "Local", "cursor-agent")]
       : [path.join(home, ".cursor", "bin")]
 
-export const makeCursorAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
-  const { detect, cli: located } = detected(
-    { code: PROVIDER, name: NAME, experimental: true, effort: EFFORT },
-    { commands: ["cursor-agent"], versionArgs: ["--version"], extraDirs: cursorDirs },
-    NOT_FOUND,
-    options.env
+export const makeCursorAdapter = (options: CliAdapterOptions = {}): ProviderAdapter =>
+  makeCliAdapter(
+    {
+      about: { code: PROVIDER, name: NAME, experimental: true, effort: EFFORT },
+      find: { commands: ["cursor-agent"], versionArgs: ["--version"], extraDirs: cursorDirs },
+      notFound: NOT_FOUND,
+      effortAllowList: CURSOR_EFFORT_ALLOW_LIST,
+      defaultEffort: NO_EFFORT_PROFILES,
+      sessionProcess: (cli, session) =>
+        makeTurnProcess({
+          provider: PROVIDER,
+          label: "cursor-agent",
+          spawn: (turn: TurnInput) => ({
+            command: cli.path,
+            args: cursorArgs(session, turn),
+            cwd: session.workspace,
+            env: { ...session.env, ...session.effort.env },
+            inheritEnv: true,
+            stdin: turn.prompt
+          }),
+          decoder: () => new CursorTurnDecoder(),
+          exitWaitMs: EXIT_WAIT_MS,
+          // The docs: success ends with `result`; without one the turn did not finish, whatever the exit code.
+          cleanExitCompletes: false,
+          // A failure prints no JSON, only stderr; missing or refused credentials are the user's to fix.
+          explainExit: signInFromStderr(PROVIDER, CURSOR_AUTH_TEXT)
+        })
+    },
+    options
   )
-
-  const startSession = Effect.fn("CursorAdapter.start")(function* (session: SessionProcessOptions) {
-    const cli = yield* located
-    if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
-    return yield* makeTurnProcess({
-      provider: PROVIDER,
-      label: "cursor-agent",
-      spawn: (turn: TurnInput) => ({
-        command: cli.path,
-        args: cursorArgs(session, turn),
-        cwd: session.workspace,
-        env: { ...session.env, ...session.effort.env },
-        inheritEnv: true,
-        stdin: turn.prompt
-      }),
-      decoder: () => new CursorTurnDecoder(),
-      exitWaitMs: EXIT_WAIT_MS,
-      // The docs: success ends with `result`; without one the turn did not finish, whatever the exit code.
-      cleanExitCompletes: false,
-      // A failure prints no JSON, only stderr; missing or refused credentials are the user's to fix.
-      explainExit: (exit, stderr) =>
-        CURSOR_AUTH_TEXT.test(stderr)
-          ? [
-              {
-                type: "error",
-                code: "PROVIDER_AUTH_REQUIRED",
-                message: stderr.trim().slice(-STDERR_IN_MESSAGE),
-                details: { provider: PROVIDER, exitCode: exit.code ?? null }
-              }
-            ]
-          : undefined
-    })
-  })
-  const start = (session: SessionProcessOptions) =>
-    startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
-
-  return {
-    code: PROVIDER,
-    name: NAME,
-    experimental: true,
-    effort: EFFORT,
-    effortAllowList: CURSOR_EFFORT_ALLOW_LIST,
-    defaultEffort: NO_EFFORT_PROFILES,
-    detect,
-    start
-  }
-}
 
 /** The `cursor` adapter as Core registers it: Discovery over this process's environment, Node's process spawner. */
 export const CursorAdapter: ProviderAdapter = makeCursorAdapter()

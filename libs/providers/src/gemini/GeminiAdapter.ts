@@ -19,11 +19,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
-import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
-import { AgentProcess } from "../AgentProcess.ts"
-import { detected } from "../Discovery.ts"
+import { type CliAdapterOptions, makeCliAdapter, startFailed } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   NO_EFFORT_PROFILES,
@@ -31,7 +29,7 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { GeminiTurnDecoder } from "./GeminiEvents.ts"
 
 const PROVIDER = "gemini"
@@ -74,9 +72,6 @@ priority = 100
 denyMessage = "Pedelec runs this agent with least privilege: no web access."
 `
 
-const startFailed = (reason: string) =>
-  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
-
 const NOT_FOUND =
   "Gemini CLI (the `gemini` command) was not found on PATH or in the usual install folders. Install it " +
   "(`npm install -g @google/gemini-cli`), sign in once by running `gemini`, then rescan providers."
@@ -116,68 +111,56 @@ const policyDir = Effect.acquireRelease(
       await writeFile(path.join(dir, POLICY_FILE_NAME), GEMINI_POLICY, { mode: 0o600 })
       return dir
     },
-    catch: (error) => startFailed(`could not write gemini's policy file: ${String(error)}`)
+    catch: (error) => startFailed(PROVIDER, `could not write gemini's policy file: ${String(error)}`)
   }),
   (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
 )
 
-export const makeGeminiAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
-  const { detect, cli: located } = detected(
-    { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
-    { commands: ["gemini"], versionArgs: ["--version"] },
-    NOT_FOUND,
-    options.env
+export const makeGeminiAdapter = (options: CliAdapterOptions = {}): ProviderAdapter =>
+  makeCliAdapter(
+    {
+      about: { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
+      find: { commands: ["gemini"], versionArgs: ["--version"] },
+      notFound: NOT_FOUND,
+      effortAllowList: GEMINI_EFFORT_ALLOW_LIST,
+      defaultEffort: NO_EFFORT_PROFILES,
+      sessionProcess: (cli, session) =>
+        Effect.gen(function* () {
+          const policyFile = session.fullAccess ? "" : path.join(yield* policyDir, POLICY_FILE_NAME)
+          return yield* makeTurnProcess({
+            provider: PROVIDER,
+            label: "gemini",
+            spawn: (turn: TurnInput) => ({
+              command: cli.path,
+              args: geminiArgs(session, turn, policyFile),
+              cwd: session.workspace,
+              env: geminiEnv(session),
+              inheritEnv: true,
+              stdin: turn.prompt
+            }),
+            decoder: () => new GeminiTurnDecoder(),
+            exitWaitMs: EXIT_WAIT_MS,
+            cleanExitCompletes: false,
+            // No result line, but gemini said why on stderr: missing or refused credentials.
+            explainExit: (exit, stderr) =>
+              exit.code === EXIT_AUTH
+                ? [
+                    {
+                      type: "error",
+                      code: "PROVIDER_AUTH_REQUIRED",
+                      message: (stderr === ""
+                        ? "Gemini CLI has no usable credentials; sign in by running `gemini`."
+                        : stderr
+                      ).slice(-2_000),
+                      details: { provider: PROVIDER, exitCode: exit.code }
+                    }
+                  ]
+                : undefined
+          })
+        })
+    },
+    options
   )
-
-  const startSession = Effect.fn("GeminiAdapter.start")(function* (session: SessionProcessOptions) {
-    const cli = yield* located
-    if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
-    const policyFile = session.fullAccess ? "" : path.join(yield* policyDir, POLICY_FILE_NAME)
-    return yield* makeTurnProcess({
-      provider: PROVIDER,
-      label: "gemini",
-      spawn: (turn: TurnInput) => ({
-        command: cli.path,
-        args: geminiArgs(session, turn, policyFile),
-        cwd: session.workspace,
-        env: geminiEnv(session),
-        inheritEnv: true,
-        stdin: turn.prompt
-      }),
-      decoder: () => new GeminiTurnDecoder(),
-      exitWaitMs: EXIT_WAIT_MS,
-      cleanExitCompletes: false,
-      // No result line, but gemini said why on stderr: missing or refused credentials.
-      explainExit: (exit, stderr) =>
-        exit.code === EXIT_AUTH
-          ? [
-              {
-                type: "error",
-                code: "PROVIDER_AUTH_REQUIRED",
-                message: (stderr === ""
-                  ? "Gemini CLI has no usable credentials; sign in by running `gemini`."
-                  : stderr
-                ).slice(-2_000),
-                details: { provider: PROVIDER, exitCode: exit.code }
-              }
-            ]
-          : undefined
-    })
-  })
-  const start = (session: SessionProcessOptions) =>
-    startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
-
-  return {
-    code: PROVIDER,
-    name: NAME,
-    experimental: false,
-    effort: EFFORT,
-    effortAllowList: GEMINI_EFFORT_ALLOW_LIST,
-    defaultEffort: NO_EFFORT_PROFILES,
-    detect,
-    start
-  }
-}
 
 /** The `gemini` adapter as Core registers it: Discovery over this process's environment, Node's process spawner. */
 export const GeminiAdapter: ProviderAdapter = makeGeminiAdapter()

@@ -10,6 +10,7 @@ import type { EffortSupport, ProviderInfo } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentProcess } from "../AgentProcess.ts"
+import type { CliAdapterOptions } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   NO_EFFORT_PROFILES,
@@ -17,7 +18,7 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { AgentLoopDecoder } from "./OllamaEvents.ts"
 
 const PROVIDER = "ollama"

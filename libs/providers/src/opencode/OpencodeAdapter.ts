@@ -1,9 +1,6 @@
-import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
-import * as Effect from "effect/Effect"
-import { AgentProcess } from "../AgentProcess.ts"
-import { detected } from "../Discovery.ts"
+import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   effortProfilesOf,
@@ -11,7 +8,7 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { type CliAdapterOptions, makeTurnProcess } from "../TurnProcess.ts"
+import { makeTurnProcess } from "../TurnProcess.ts"
 import { OpencodeTurnDecoder } from "./OpencodeEvents.ts"
 
 const PROVIDER = "opencode"
@@ -57,9 +54,6 @@ export const LEAST_PRIVILEGE_CONFIG = {
   }
 }
 
-const startFailed = (reason: string) =>
-  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
-
 const NOT_FOUND =
   "opencode (the `opencode` command) was not found on PATH or in the usual install folders. Install it " +
   "(`npm install -g opencode-ai`), set up a provider once by running `opencode auth login`, then rescan providers."
@@ -92,48 +86,34 @@ export const opencodeEnv = (session: SessionProcessOptions): Record<string, stri
       })
 })
 
-export const makeOpencodeAdapter = (options: CliAdapterOptions = {}): ProviderAdapter => {
-  const { detect, cli: located } = detected(
-    { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
-    { commands: ["opencode"], versionArgs: ["--version"] },
-    NOT_FOUND,
-    options.env
+export const makeOpencodeAdapter = (options: CliAdapterOptions = {}): ProviderAdapter =>
+  makeCliAdapter(
+    {
+      about: { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT },
+      find: { commands: ["opencode"], versionArgs: ["--version"] },
+      notFound: NOT_FOUND,
+      effortAllowList: OPENCODE_EFFORT_ALLOW_LIST,
+      defaultEffort: effortProfilesOf((level) => `--variant=${level}`),
+      sessionProcess: (cli, session) =>
+        makeTurnProcess({
+          provider: PROVIDER,
+          label: "opencode",
+          spawn: (turn: TurnInput) => ({
+            command: cli.path,
+            args: opencodeArgs(session, turn),
+            cwd: session.workspace,
+            env: opencodeEnv(session),
+            inheritEnv: true,
+            stdin: turn.prompt
+          }),
+          decoder: () => new OpencodeTurnDecoder(),
+          exitWaitMs: EXIT_WAIT_MS,
+          // opencode prints a step_finish before a clean exit; exit 0 without one still finished the turn.
+          cleanExitCompletes: true
+        })
+    },
+    options
   )
-
-  const startSession = Effect.fn("OpencodeAdapter.start")(function* (session: SessionProcessOptions) {
-    const cli = yield* located
-    if (cli === undefined) return yield* Effect.fail(startFailed(NOT_FOUND))
-    return yield* makeTurnProcess({
-      provider: PROVIDER,
-      label: "opencode",
-      spawn: (turn: TurnInput) => ({
-        command: cli.path,
-        args: opencodeArgs(session, turn),
-        cwd: session.workspace,
-        env: opencodeEnv(session),
-        inheritEnv: true,
-        stdin: turn.prompt
-      }),
-      decoder: () => new OpencodeTurnDecoder(),
-      exitWaitMs: EXIT_WAIT_MS,
-      // opencode prints a step_finish before a clean exit; exit 0 without one still finished the turn.
-      cleanExitCompletes: true
-    })
-  })
-  const start = (session: SessionProcessOptions) =>
-    startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
-
-  return {
-    code: PROVIDER,
-    name: NAME,
-    experimental: false,
-    effort: EFFORT,
-    effortAllowList: OPENCODE_EFFORT_ALLOW_LIST,
-    defaultEffort: effortProfilesOf((level) => `--variant=${level}`),
-    detect,
-    start
-  }
-}
 
 /** The `opencode` adapter as Core registers it: Discovery over this process's environment, Node's process spawner. */
 export const OpencodeAdapter: ProviderAdapter = makeOpencodeAdapter()

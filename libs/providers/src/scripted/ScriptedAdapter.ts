@@ -9,13 +9,13 @@ import { createRequire } from "node:module"
 import { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
-import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AgentProcess } from "../AgentProcess.ts"
+import { startFailed } from "../CliAdapter.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { NO_EFFORT_PROFILES, type ProviderAdapter, type SessionProcessOptions, type TurnInput } from "../Provider.ts"
 import type { LineCounts } from "../TurnProcess.ts"
@@ -123,9 +123,6 @@ const unavailableReason = (env: Readonly<Record<string, string | undefined>>): s
     : undefined
 }
 
-const startFailed = (reason: string) =>
-  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider: PROVIDER, reason } })
-
 /** The adapter; each session's processes are spawned through AgentProcess (its Node layer unless one is given). */
 export const makeScriptedAdapter = (options: ScriptedAdapterOptions = {}): ProviderAdapter => {
   const env = () => options.env ?? process.env
@@ -146,7 +143,8 @@ export const makeScriptedAdapter = (options: ScriptedAdapterOptions = {}): Provi
   const startSession = Effect.fn("ScriptedAdapter.start")(function* (session: SessionProcessOptions) {
     const reason = unavailableReason(env())
     const agentPath = resolveAgentPath(env())
-    if (reason !== undefined || agentPath === undefined) return yield* Effect.fail(startFailed(reason ?? "not built"))
+    if (reason !== undefined || agentPath === undefined)
+      return yield* Effect.fail(startFailed(PROVIDER, reason ?? "not built"))
     return yield* makeTurnProcess({
       provider: PROVIDER,
       label: "the agent",
