@@ -3,27 +3,24 @@
 // node, core.json, `core.hello` and `deno.prepare` against a real Core (proving a live session's capability), the
 // graph check, the private copy and its re-check, then the run (behind bubblewrap when it works here). Also shown:
 // the parts it is made of (node starting the helper, one `deno info`), so the ratio can be read.
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import os from "node:os"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { fileURLToPath } from "node:url"
 import type { Origin } from "@pedelec/contracts/Ids"
 import { connectHost, readRuntimeInfo } from "@pedelec/core/CoreClient"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { cliBinDir, repoRoot, startCore } from "./CoreProcess.ts"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const coreBin = path.join(root, "apps/desktop/bin/pedelec-core")
-const cliBinDir = path.join(root, "apps/cli/bin")
 const denoHelper = path.join(cliBinDir, "pedelec-deno")
 const ORIGIN = "http://127.0.0.1:9" as Origin
 const RUNS = Number(process.argv[2] ?? 20)
 
 const denoBinary = () => {
-  const fromCli = createRequire(path.join(root, "apps/cli/package.json"))
+  const fromCli = createRequire(path.join(repoRoot, "apps/cli/package.json"))
   const binaryPackage = createRequire(fromCli.resolve("deno/package.json")).resolve(
     `@deno/linux-${process.arch}-glibc/package.json`
   )
@@ -62,20 +59,6 @@ const once = (c: Case) =>
       else resolve(elapsed)
     })
   })
-
-const startCore = async (home: string): Promise<ChildProcess> => {
-  const child = spawn(process.execPath, [coreBin, "--home", home], {
-    env: { ...process.env, PEDELEC_ENABLE_SCRIPTED: "1", PEDELEC_BIN_DIR: cliBinDir },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  for (let waited = 0; waited < 15_000; waited += 50) {
-    const announced = await readFile(path.join(home, "run/core.json"), "utf8").catch(() => "")
-    if (announced.includes(`"pid":${child.pid}`)) return child
-    await sleep(50)
-  }
-  child.kill("SIGKILL")
-  throw new Error("pedelec-core did not start; run `npx nx run-many -t build` first")
-}
 
 /** The capability Core gave a session's agent, from the agent's environment (as any same-user process can). */
 const capabilityOf = async (sessionId: string): Promise<string> => {

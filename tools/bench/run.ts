@@ -3,20 +3,16 @@
 //   1. pedelec-cli tool-call round trip (spawned by the agent, answered at once by the client) vs `node -e ""`.
 //   2. One Core IPC request (host role, authenticated, NDJSON) vs a raw Unix-socket line echo in another process.
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtemp, readFile, realpath, rm } from "node:fs/promises"
+import { mkdtemp, realpath, rm } from "node:fs/promises"
 import net from "node:net"
 import os from "node:os"
 import path from "node:path"
-import { setTimeout as sleep } from "node:timers/promises"
-import { fileURLToPath } from "node:url"
 import type { Origin } from "@pedelec/contracts/Ids"
 import { connectHost, readRuntimeInfo } from "@pedelec/core/CoreClient"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { cliBinDir, startCore } from "./CoreProcess.ts"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const coreBin = path.join(root, "apps/desktop/bin/pedelec-core")
-const cliBinDir = path.join(root, "apps/cli/bin")
 const ORIGIN = "http://127.0.0.1:9" as Origin
 const CALLS = 30
 const REQUESTS = 300
@@ -46,20 +42,6 @@ const timeSpawn = (command: string, args: ReadonlyArray<string>) =>
     child.once("error", reject)
     child.once("exit", () => resolve(performance.now() - started))
   })
-
-const startCore = async (home: string): Promise<ChildProcess> => {
-  const child = spawn(process.execPath, [coreBin, "--home", home], {
-    env: { ...process.env, PEDELEC_ENABLE_SCRIPTED: "1", PEDELEC_BIN_DIR: cliBinDir },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  for (let waited = 0; waited < 15_000; waited += 50) {
-    const announced = await readFile(path.join(home, "run/core.json"), "utf8").catch(() => "")
-    if (announced.includes(`"pid":${child.pid}`)) return child
-    await sleep(50)
-  }
-  child.kill("SIGKILL")
-  throw new Error("pedelec-core did not start; run `npx nx run-many -t build` first")
-}
 
 /** A line-echo server in its own process, like Core is: the floor for one request over a Unix socket. */
 const startEcho = async (socketPath: string): Promise<ChildProcess> => {
