@@ -1,5 +1,5 @@
 /**
- * Runs the built pedelec-cli (dist/pedelec-cli.mjs, or bin/pedelec-cli) as a child process with a clean
+ * Runs the built pedelec-cli (dist/pedelec-cli.mjs, or bin/pedelec-cli, or another of the app's bins) as a child process with a clean
  * environment, the way an agent shell does, and collects its stdout, stderr and exit code. Asynchronous, so an
  * in-process FakeCore keeps serving while the child talks to it.
  */
@@ -25,6 +25,8 @@ export interface CliOptions {
   readonly gid?: number
   /** Run bin/pedelec-cli by path instead of `node dist/pedelec-cli.mjs`. */
   readonly viaBin?: boolean
+  /** Run this program of the app instead (bin/pedelec-deno). */
+  readonly command?: string
   /** Called once the child has started, e.g. to signal it later. */
   readonly onSpawn?: (child: ChildProcess) => void
 }
@@ -33,7 +35,12 @@ export const runCli = (args: ReadonlyArray<string>, options: CliOptions = {}): P
   new Promise((resolve, reject) => {
     const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin" }
     for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value
-    const [command, argv] = options.viaBin ? [BIN, [...args]] : [process.execPath, [BUNDLE, ...args]]
+    const [command, argv] =
+      options.command !== undefined
+        ? [options.command, [...args]]
+        : options.viaBin
+          ? [BIN, [...args]]
+          : [process.execPath, [BUNDLE, ...args]]
     const child = spawn(command, argv, {
       env,
       stdio: ["pipe", "pipe", "pipe"],

@@ -2,22 +2,16 @@
 // capability is proven and Core's policy (workspace, timeout, cap) is what applies; its own failures are one JSON
 // line with their exit code (usage 2, unavailable 3, refused 1, timeout 124), the script's output and exit code are
 // passed through, SIGTERM stops the script, and the private copy never outlives the run.
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { mkdtemp, readdir, realpath, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CAPABILITY, type FakeCore, makeHome, removeHomes, SESSION_ID, startFakeCore } from "../FakeCore.ts"
-import { ROOT } from "../runCli.ts"
+import { type CliRun, ROOT, runCli } from "../runCli.ts"
 import { type Place, place, processesNaming } from "./scripts.ts"
 
 const BIN = path.join(ROOT, "bin", "pedelec-deno")
-
-interface DenoRun {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
 
 let at: Place
 let fake: FakeCore
@@ -28,33 +22,21 @@ const run = (
   args: ReadonlyArray<string>,
   env: Record<string, string | undefined> = {},
   onSpawn?: (child: ChildProcess) => void
-): Promise<DenoRun> =>
-  new Promise((resolve, reject) => {
-    const base: Record<string, string | undefined> = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
+): Promise<CliRun> =>
+  runCli(args, {
+    command: BIN,
+    env: {
       TMPDIR: tmp,
       PEDELEC_HOME: fake.home,
       PEDELEC_THREAD_ID: SESSION_ID,
       PEDELEC_SESSION_CAP: CAPABILITY,
       ...env
-    }
-    const clean = Object.fromEntries(Object.entries(base).filter((entry): entry is [string, string] => !!entry[1]))
-    const child = spawn(BIN, [...args], { env: clean, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk
-    })
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-    onSpawn?.(child)
+    },
+    ...(onSpawn === undefined ? {} : { onSpawn })
   })
 
 /** The last stdout line, pedelec-deno's own failure. */
-const failureLine = (result: DenoRun) => {
+const failureLine = (result: CliRun) => {
   const lines = result.stdout.trimEnd().split("\n")
   return JSON.parse(lines.at(-1)!) as { ok: false; error: { code: string; message: string; details?: unknown } }
 }
@@ -82,7 +64,7 @@ describe("pedelec-deno", () => {
   it("runs a workspace script with its arguments after Core's say-so, as component deno", async () => {
     const before = fake.recorded.hellos.length
     const result = await run(["run", "hello.ts", "--", "a", "b"])
-    expect(result).toEqual({ code: 0, stdout: "hello a b\n", stderr: "" })
+    expect(result).toMatchObject({ code: 0, stdout: "hello a b\n", stderr: "" })
     expect(fake.recorded.hellos.slice(before)).toEqual([{ component: "deno", version: "0.1.0" }])
     expect(await leftovers()).toEqual([])
   })
@@ -158,6 +140,6 @@ describe("pedelec-deno", () => {
     const help = await run(["--help"], { PEDELEC_HOME: undefined })
     expect(help.code).toBe(0)
     expect(help.stdout).toContain("never run the script with node, bun or")
-    expect(await run(["--version"])).toEqual({ code: 0, stdout: "0.1.0\n", stderr: "" })
+    expect(await run(["--version"])).toMatchObject({ code: 0, stdout: "0.1.0\n", stderr: "" })
   })
 })
