@@ -14,20 +14,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SessionId } from "@pedelec/contracts/Ids"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
-import {
-  cliBinDir,
-  coreForFile,
-  environOf,
-  type HostClient,
-  hostClient,
-  isType,
-  ORIGIN,
-  openSession,
-  script,
-  sessionProcesses,
-  tempDir,
-  waitUntil
-} from "./harness.ts"
+import { cliBinDir, coreForFile, type HostClient, hostClient, ORIGIN, sessionWithAgent, tempDir } from "./harness.ts"
 
 const TIMEOUT_MS = 3_000
 const core = coreForFile({ env: { PEDELEC_DENO_TIMEOUT_MS: String(TIMEOUT_MS) } })
@@ -37,42 +24,20 @@ const tools: ToolsManifest = [
   { name: "wait", description: "Waits for the page.", argsSchema: { type: "object", properties: {} } }
 ]
 
-/**
- * A session whose scripted agent waits on a tool call, its workspace, and the capability Core gave the agent (from
- * its environment in /proc). Closing the scope answers the call and ends the session.
- */
-const sessionWithAgent = (client: HostClient, workspace?: string) =>
+/** A session whose agent waits on a tool call, its capability, its workspace, and a way to put files in it. */
+const agentSession = (client: HostClient, workspace?: string) =>
   Effect.gen(function* () {
-    const { session, sessionId, events } = yield* openSession(client, {
+    const { session, sessionId, capability } = yield* sessionWithAgent(client, {
       skills: { guidance: "", tools },
       ...(workspace === undefined ? {} : { workspace: { path: workspace } })
     })
-    yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script("call wait {}") })
-    const call = yield* events.next(isType("tool_call"))
-    const [agent] = yield* Effect.promise(() =>
-      waitUntil(
-        "the session's agent",
-        () => sessionProcesses(sessionId),
-        (found) => found.length > 0
-      )
-    )
-    const capability = yield* Effect.promise(() => environOf(agent!.pid, "PEDELEC_SESSION_CAP"))
-    assert.isString(capability)
-    yield* Effect.addFinalizer(() =>
-      client["tool.submit_result"]({
-        origin: ORIGIN,
-        sessionId,
-        toolCallId: call.toolCallId,
-        outcome: { ok: true, result: null }
-      }).pipe(Effect.andThen(client["session.end"]({ origin: ORIGIN, sessionId })), Effect.ignore)
-    )
     const file = (relative: string, text: string) =>
       Effect.promise(async () => {
         const target = path.join(session.workspace.path, relative)
         await mkdir(path.dirname(target), { recursive: true })
         await writeFile(target, text)
       })
-    return { sessionId, capability: capability!, workspace: session.workspace.path, file }
+    return { sessionId, capability, workspace: session.workspace.path, file }
   })
 
 interface DenoRun {
@@ -130,7 +95,7 @@ describe("pedelec-deno through a real Core", () => {
   it.live("runs a script of the session's workspace (from Core, not the cwd): reads, writes, args, exit code", () =>
     Effect.gen(function* () {
       const client = yield* hostClient(core.info)
-      const a = yield* sessionWithAgent(client)
+      const a = yield* agentSession(client)
       yield* a.file("data/in.txt", "3 4")
       yield* a.file(
         "sum.ts",
@@ -160,7 +125,7 @@ describe("pedelec-deno through a real Core", () => {
       const dir = yield* Effect.promise(() => tempDir("pedelec-deno-explicit-"))
       yield* Effect.addFinalizer(() => Effect.promise(() => rm(dir, { recursive: true, force: true })))
       const client = yield* hostClient(core.info)
-      const a = yield* sessionWithAgent(client, dir)
+      const a = yield* agentSession(client, dir)
       assert.strictEqual(a.workspace, dir)
       yield* a.file("where.ts", 'console.log(Deno.cwd(), await Deno.readTextFile("marker.txt"))')
       yield* a.file("marker.txt", "explicit")
@@ -172,7 +137,7 @@ describe("pedelec-deno through a real Core", () => {
   it.live("every capability a script must not have fails with a clear error", () =>
     Effect.gen(function* () {
       const client = yield* hostClient(core.info)
-      const a = yield* sessionWithAgent(client)
+      const a = yield* agentSession(client)
       const outside = yield* Effect.promise(() => tempDir("pedelec-deno-outside-"))
       yield* Effect.addFinalizer(() => Effect.promise(() => rm(outside, { recursive: true, force: true })))
       yield* Effect.promise(() => writeFile(path.join(outside, "secret.txt"), "SECRET"))
@@ -232,7 +197,7 @@ describe("pedelec-deno through a real Core", () => {
   it.live("a static import of /etc/hostname is refused before the script runs", () =>
     Effect.gen(function* () {
       const client = yield* hostClient(core.info)
-      const a = yield* sessionWithAgent(client)
+      const a = yield* agentSession(client)
       yield* a.file("lib/host.ts", 'import host from "/etc/hostname" with { type: "text" }\nexport default host\n')
       yield* a.file("main.ts", 'import host from "./lib/host.ts"\nconsole.log("LEAKED", host)\n')
       const ran = yield* runDeno(["run", "main.ts"], as(a))
@@ -247,7 +212,7 @@ describe("pedelec-deno through a real Core", () => {
   it.live("a script that runs forever is stopped at Core's timeout: SCRIPT_TIMEOUT, exit 124", () =>
     Effect.gen(function* () {
       const client = yield* hostClient(core.info)
-      const a = yield* sessionWithAgent(client)
+      const a = yield* agentSession(client)
       yield* a.file("forever.ts", 'console.log("started")\nwhile (true) {}\n')
       const started = Date.now()
       const ran = yield* runDeno(["run", "forever.ts"], as(a))
@@ -265,7 +230,7 @@ describe("pedelec-deno through a real Core", () => {
   it.live("another session's capability, a forged one or an ended session's is UNAUTHORIZED (exit 3)", () =>
     Effect.gen(function* () {
       const client = yield* hostClient(core.info)
-      const a = yield* sessionWithAgent(client)
+      const a = yield* agentSession(client)
       yield* a.file("hello.ts", 'console.log("hello")')
       const b = yield* client["session.create"]({ origin: ORIGIN, input: { provider: "scripted" } })
       for (const env of [
@@ -289,7 +254,7 @@ describe("pedelec-deno through a real Core", () => {
     () =>
       Effect.gen(function* () {
         const client = yield* hostClient(core.info)
-        const a = yield* sessionWithAgent(client)
+        const a = yield* agentSession(client)
         yield* a.file("hello.ts", 'console.log("hello")')
         const missing = yield* runDeno(["run", "hello.ts"], { ...as(a), PEDELEC_DENO_BIN: "/nonexistent/deno" })
         assert.strictEqual(missing.code, 3)

@@ -337,6 +337,36 @@ export const openSession = (
     return { session, sessionId, events }
   })
 
+/**
+ * A session whose scripted agent waits on a tool call (the manifest must declare `wait`), and the capability Core gave
+ * that agent, read from its environment in /proc as any same-user process could. Closing the scope answers the call
+ * and ends the session.
+ */
+export const sessionWithAgent = (client: HostClient, input: CreateSessionInput) =>
+  Effect.gen(function* () {
+    const { session, sessionId, events } = yield* openSession(client, input)
+    yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script("call wait {}") })
+    const call = yield* events.next(isType("tool_call"))
+    const [agent] = yield* Effect.promise(() =>
+      waitUntil(
+        "the session's agent",
+        () => sessionProcesses(sessionId),
+        (found) => found.length > 0
+      )
+    )
+    const capability = yield* Effect.promise(() => environOf(agent!.pid, "PEDELEC_SESSION_CAP"))
+    if (capability === undefined) return yield* Effect.die(new Error("the agent has no PEDELEC_SESSION_CAP"))
+    yield* Effect.addFinalizer(() =>
+      client["tool.submit_result"]({
+        origin: ORIGIN,
+        sessionId,
+        toolCallId: call.toolCallId,
+        outcome: { ok: true, result: null }
+      }).pipe(Effect.andThen(client["session.end"]({ origin: ORIGIN, sessionId })), Effect.ignore)
+    )
+    return { session, sessionId, capability }
+  })
+
 /** A script for the scripted agent, fenced the way it looks for it. */
 export const script = (...lines: ReadonlyArray<string>) => ["```pedelec-script", ...lines, "```"].join("\n")
 

@@ -11,18 +11,13 @@ import * as Stream from "effect/Stream"
 import {
   agentClient,
   coreForFile,
-  environOf,
   failureCode,
   type HostClient,
   hostClient,
-  isType,
   ORIGIN,
   OTHER_ORIGIN,
-  openSession,
   runCli,
-  script,
-  sessionProcesses,
-  waitUntil
+  sessionWithAgent
 } from "./harness.ts"
 
 const core = coreForFile()
@@ -34,34 +29,7 @@ const tools: ToolsManifest = [
 /** 43 URL-safe characters: shaped like a capability, opening nothing. */
 const FORGED = "A".repeat(43)
 
-/**
- * A session whose agent is waiting on a tool call, and the capability Core gave that agent (read from the agent's
- * environment in /proc, as any same-user process could). Closing the scope answers the call and ends the session.
- */
-const sessionWithAgent = (client: HostClient) =>
-  Effect.gen(function* () {
-    const { sessionId, events } = yield* openSession(client, { skills: { guidance: "", tools } })
-    yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script("call wait {}") })
-    const call = yield* events.next(isType("tool_call"))
-    const [agent] = yield* Effect.promise(() =>
-      waitUntil(
-        "the session's agent",
-        () => sessionProcesses(sessionId),
-        (found) => found.length > 0
-      )
-    )
-    const capability = yield* Effect.promise(() => environOf(agent!.pid, "PEDELEC_SESSION_CAP"))
-    assert.isString(capability)
-    yield* Effect.addFinalizer(() =>
-      client["tool.submit_result"]({
-        origin: ORIGIN,
-        sessionId,
-        toolCallId: call.toolCallId,
-        outcome: { ok: true, result: null }
-      }).pipe(Effect.andThen(client["session.end"]({ origin: ORIGIN, sessionId })), Effect.ignore)
-    )
-    return { sessionId, capability: capability! }
-  })
+const agentSession = (client: HostClient) => sessionWithAgent(client, { skills: { guidance: "", tools } })
 
 const cliEnv = (sessionId: SessionId, capability: string) => ({
   PEDELEC_HOME: core.home,
@@ -78,7 +46,7 @@ describe("Core IPC boundaries", () => {
     () =>
       Effect.gen(function* () {
         const client = yield* hostClient(core.info)
-        const a = yield* sessionWithAgent(client)
+        const a = yield* agentSession(client)
         const b = yield* client["session.create"]({ origin: ORIGIN, input: { provider: "scripted" } })
 
         const ok = yield* Effect.promise(() => runCli(["tool-list"], cliEnv(a.sessionId, a.capability)))
@@ -104,7 +72,7 @@ describe("Core IPC boundaries", () => {
       const client = yield* hostClient(core.info)
       const { sessionId, capability } = yield* Effect.scoped(
         Effect.gen(function* () {
-          const a = yield* sessionWithAgent(client)
+          const a = yield* agentSession(client)
           const before = yield* Effect.promise(() => runCli(["tool-list"], cliEnv(a.sessionId, a.capability)))
           assert.strictEqual(before.code, 0)
           return a
@@ -119,7 +87,7 @@ describe("Core IPC boundaries", () => {
   it.live("the agent role can neither act as the host nor reach another session", () =>
     Effect.gen(function* () {
       const client = yield* hostClient(core.info)
-      const a = yield* sessionWithAgent(client)
+      const a = yield* agentSession(client)
       const b = yield* client["session.create"]({ origin: ORIGIN, input: { provider: "scripted" } })
 
       // Host methods with only a capability header: refused before any handler runs.
