@@ -153,9 +153,12 @@ describe("AgentProcess", () => {
         "the grandchild's pid file",
         Effect.sync(() => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) || undefined : undefined))
       )
+      // The sleep starts after the grandchild, so a look may find the grandchild before it.
       const seen = yield* waitFor(
-        "the grandchild among the tracked processes",
-        Effect.map(handle.processes, (records) => (records.some((r) => r.pid === grandchild) ? records : undefined))
+        "the grandchild and the sleep among the tracked processes",
+        Effect.map(handle.processes, (records) =>
+          records.some((r) => r.pid === grandchild) && records.length >= 3 ? records : undefined
+        )
       )
       assert.strictEqual(seen.length, 3) // the CLI, its sleep, and the grandchild (its own group now)
       const grandchildRecord = seen.find((r) => r.pid === grandchild)!
