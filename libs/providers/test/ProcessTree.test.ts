@@ -3,7 +3,7 @@
  * processes: groups, escalation to SIGKILL, and never signalling a pid whose start time changed.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { copyFileSync, readFileSync } from "node:fs"
+import { copyFileSync, existsSync, readFileSync } from "node:fs"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -172,12 +172,14 @@ describe("killTree", () => {
 
   it.live("escalates to SIGKILL when SIGTERM is ignored", () =>
     Effect.gen(function* () {
-      const stubborn = yield* child(
-        process.execPath,
-        ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1e9); console.log('ready')"],
-        true
+      // It says it is ready only once its handler is in place: a busy machine may take long to start node.
+      const ready = path.join(yield* tempDir("stubborn"), "ready")
+      const script = `process.on('SIGTERM', () => {}); require('fs').writeFileSync(${JSON.stringify(ready)}, ''); setInterval(() => {}, 1e9)`
+      const stubborn = yield* child(process.execPath, ["-e", script], true)
+      yield* waitFor(
+        "the SIGTERM handler",
+        Effect.sync(() => (existsSync(ready) ? true : undefined))
       )
-      yield* Effect.sleep(300) // let node install its handler
       const record = (yield* identity(stubborn.pid!))!
       const started = Date.now()
       const report = yield* killTree([record], { graceMs: 300 })
