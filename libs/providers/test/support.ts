@@ -6,12 +6,15 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
+import { fileURLToPath } from "node:url"
 import { SessionId } from "@pedelec/contracts/Ids"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { OutputLine } from "../src/OutputLines.ts"
 import type { SessionProcess, SessionProcessOptions, TurnInput } from "../src/Provider.ts"
+import type { TurnDecoder } from "../src/TurnProcess.ts"
 
 export const tempDir = (prefix: string) =>
   Effect.acquireRelease(
@@ -100,3 +103,26 @@ export const cancelLeavesNoProcess = (sp: SessionProcess, turn: TurnInput, bin: 
       Effect.map(sp.processes, (records) => (records.length === 0 ? true : undefined))
     )
   })
+
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "fixtures")
+
+const textLines = (text: string): Array<OutputLine> =>
+  text.split("\n").map((line): OutputLine => ({ _tag: "Text", text: line }))
+
+/**
+ * One CLI's decoder run over whole outputs, a fresh decoder each time: `decode` takes lines, `fixture` a file of
+ * test/fixtures/<cli>/, `lines` hand-made objects. Each gives every event in order, the counts, and the decoder (for
+ * state of its own, such as codex's warnings).
+ */
+export const decoding = <D extends TurnDecoder>(cli: string, makeDecoder: () => D) => {
+  const decode = (lines: ReadonlyArray<OutputLine>) => {
+    const decoder = makeDecoder()
+    const events = lines.flatMap((line) => decoder.decode(line))
+    return { events, counts: decoder.counts, decoder }
+  }
+  return {
+    decode,
+    fixture: (name: string) => decode(textLines(readFileSync(path.join(FIXTURES, cli, name), "utf8"))),
+    lines: (...objects: ReadonlyArray<unknown>) => decode(textLines(objects.map((o) => JSON.stringify(o)).join("\n")))
+  }
+}

@@ -168,10 +168,3 @@ const errorOf = (result: (typeof Result.Type)["result"]): ProviderEvent => {
     details
   }
 }
-
-/** Decodes a whole output at once (tests, fixtures): every event, in order, and the counts. */
-export const decodeAntigravityOutput = (lines: ReadonlyArray<OutputLine>) => {
-  const decoder = new AntigravityTurnDecoder()
-  const events = lines.flatMap((line) => decoder.decode(line))
-  return { events, counts: decoder.counts }
-}

@@ -239,10 +239,3 @@ export class ClaudeTurnDecoder extends CountingDecoder {
     return { type: "error", code: auth ? "PROVIDER_AUTH_REQUIRED" : "PROVIDER_FAILED", message, details }
   }
 }
-
-/** Decodes a whole output at once (tests, fixtures): every event, in order, and the counts. */
-export const decodeClaudeOutput = (lines: ReadonlyArray<OutputLine>) => {
-  const decoder = new ClaudeTurnDecoder()
-  const events = lines.flatMap((line) => decoder.decode(line))
-  return { events, counts: decoder.counts }
-}

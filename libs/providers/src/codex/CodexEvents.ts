@@ -227,10 +227,3 @@ const commandOutcome = (command: typeof CommandExecution.Type): string => {
   const head = code === null ? command.status : `${command.status}, exit code ${code}`
   return preview === "" ? head : `${head}: ${preview}`
 }
-
-/** Decodes a whole output at once (tests, fixtures): every event, in order, the counts and the warnings. */
-export const decodeCodexOutput = (lines: ReadonlyArray<OutputLine>) => {
-  const decoder = new CodexTurnDecoder()
-  const events = lines.flatMap((line) => decoder.decode(line))
-  return { events, counts: decoder.counts, warnings: decoder.warnings }
-}

@@ -225,10 +225,3 @@ const errorOf = (line: typeof Result.Type): ProviderEvent => {
     details
   }
 }
-
-/** Decodes a whole output at once (tests, fixtures): every event, in order, and the counts. */
-export const decodeCursorOutput = (lines: ReadonlyArray<OutputLine>) => {
-  const decoder = new CursorTurnDecoder()
-  const events = lines.flatMap((line) => decoder.decode(line))
-  return { events, counts: decoder.counts }
-}

@@ -196,10 +196,3 @@ export class GeminiTurnDecoder extends CountingDecoder {
     return { type: "error", code: auth ? "PROVIDER_AUTH_REQUIRED" : "PROVIDER_FAILED", message, details }
   }
 }
-
-/** Decodes a whole output at once (tests, fixtures): every event, in order, and the counts. */
-export const decodeGeminiOutput = (lines: ReadonlyArray<OutputLine>) => {
-  const decoder = new GeminiTurnDecoder()
-  const events = lines.flatMap((line) => decoder.decode(line))
-  return { events, counts: decoder.counts }
-}

@@ -176,10 +176,3 @@ const errorOf = (error: (typeof ErrorLine.Type)["error"]): ProviderEvent => {
   const details = { provider: PROVIDER, errorName: error.name.slice(0, MAX_NAME), statusCode: status }
   return { type: "error", code: auth ? "PROVIDER_AUTH_REQUIRED" : "PROVIDER_FAILED", message, details }
 }
-
-/** Decodes a whole output at once (tests, fixtures): every event, in order, and the counts. */
-export const decodeOpencodeOutput = (lines: ReadonlyArray<OutputLine>) => {
-  const decoder = new OpencodeTurnDecoder()
-  const events = lines.flatMap((line) => decoder.decode(line))
-  return { events, counts: decoder.counts }
-}

@@ -1,21 +1,8 @@
-/**
- * Antigravity CLI's stream-json decoding, against the HAND-WRITTEN fixtures of test/fixtures/antigravity (written
- * from the vendor's notes and published captures of agy 1.1.11–1.1.15; not conformance): a text turn, a tool turn,
- * a resumed turn, a quota error, a refused sign-in; then hand-made lines for the other step types and garbage.
- */
-import { readFileSync } from "node:fs"
-import path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { decodeAntigravityOutput } from "../../src/antigravity/AntigravityEvents.ts"
-import type { OutputLine } from "../../src/OutputLines.ts"
+import { AntigravityTurnDecoder } from "../../src/antigravity/AntigravityEvents.ts"
+import { decoding } from "../support.ts"
 
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/antigravity")
-const textLines = (text: string): Array<OutputLine> =>
-  text.split("\n").map((line): OutputLine => ({ _tag: "Text", text: line }))
-const fixture = (name: string) => decodeAntigravityOutput(textLines(readFileSync(path.join(fixtures, name), "utf8")))
-const lines = (...objects: ReadonlyArray<unknown>) =>
-  decodeAntigravityOutput(textLines(objects.map((o) => JSON.stringify(o)).join("\n")))
+const { decode, fixture, lines } = decoding("antigravity", () => new AntigravityTurnDecoder())
 
 const CONVERSATION = "3f2b8c1d-6e4a-4b7f-9a2c-5d1e8f0b7a64"
 const clean = { skipped: 0, ignored: 0 }
@@ -114,7 +101,7 @@ describe("AntigravityEvents on hand-made lines", () => {
   })
 
   it("unknown events are ignored and counted; unreadable lines (agy's plain notices) are skipped and counted", () => {
-    const decoded = decodeAntigravityOutput([
+    const decoded = decode([
       { _tag: "Text", text: "⚠ fetching model catalog" },
       { _tag: "Invalid", bytes: 3 },
       { _tag: "Text", text: JSON.stringify({ event: "heartbeat" }) },

@@ -1,23 +1,8 @@
-/**
- * Claude Code's stream-json decoding, against real output of claude 2.1.197 (test/fixtures/claude, captured
- * against the scripted model server as in research/providers.md §3.2): a text turn with deltas, a resumed tool turn,
- * HTTP 400 and 401 turns (`is_error` with `subtype: "success"`), a resume from the wrong folder, a warm claude's turn
- * stopped by a `control_request` interrupt during a shell command; then hand-made
- * lines for what the fake model cannot produce (thinking, subagents, a denied command) and for garbage.
- */
-import { readFileSync } from "node:fs"
-import path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { decodeClaudeOutput } from "../../src/claude/ClaudeEvents.ts"
-import type { OutputLine } from "../../src/OutputLines.ts"
+import { ClaudeTurnDecoder } from "../../src/claude/ClaudeEvents.ts"
+import { decoding } from "../support.ts"
 
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/claude")
-const textLines = (text: string): Array<OutputLine> =>
-  text.split("\n").map((line): OutputLine => ({ _tag: "Text", text: line }))
-const fixture = (name: string) => decodeClaudeOutput(textLines(readFileSync(path.join(fixtures, name), "utf8")))
-const lines = (...objects: ReadonlyArray<unknown>) =>
-  decodeClaudeOutput(textLines(objects.map((o) => JSON.stringify(o)).join("\n")))
+const { decode, fixture, lines } = decoding("claude", () => new ClaudeTurnDecoder())
 
 const SESSION = "46762d75-d34a-4d21-ba10-566715232bbb"
 const clean = { skipped: 0, ignored: 0 }
@@ -177,7 +162,7 @@ describe("ClaudeEvents on hand-made lines", () => {
   })
 
   it("unknown line types are ignored and counted; unreadable lines are skipped and counted; the rest still decode", () => {
-    const decoded = decodeClaudeOutput([
+    const decoded = decode([
       { _tag: "Text", text: "not json" },
       { _tag: "Invalid", bytes: 3 },
       { _tag: "Text", text: JSON.stringify({ type: "rate_limit_event", info: {} }) },

@@ -1,22 +1,13 @@
-/**
- * Codex's `exec --json` decoding, against real output of codex-cli 0.171.0 (test/fixtures/codex, captured against
- * libs/test-kit's model server with a `fake-model` custom provider, hence the metadata warning): a text turn, a tool
- * turn running a pedelec-cli stub, a failing command, a resumed turn, HTTP 400, 401 and 500-with-retries turns, and
- * a missing API-key variable; then hand-made lines for what the fake model cannot produce and for garbage.
- */
-import { readFileSync } from "node:fs"
-import path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { decodeCodexOutput } from "../../src/codex/CodexEvents.ts"
+import { CodexTurnDecoder } from "../../src/codex/CodexEvents.ts"
 import type { OutputLine } from "../../src/OutputLines.ts"
+import { decoding } from "../support.ts"
 
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/codex")
-const textLines = (text: string): Array<OutputLine> =>
-  text.split("\n").map((line): OutputLine => ({ _tag: "Text", text: line }))
-const fixture = (name: string) => decodeCodexOutput(textLines(readFileSync(path.join(fixtures, name), "utf8")))
-const lines = (...objects: ReadonlyArray<unknown>) =>
-  decodeCodexOutput(textLines(objects.map((o) => JSON.stringify(o)).join("\n")))
+const codex = decoding("codex", () => new CodexTurnDecoder())
+const withWarnings = (decoded: ReturnType<typeof codex.decode>) => ({ ...decoded, warnings: decoded.decoder.warnings })
+const fixture = (name: string) => withWarnings(codex.fixture(name))
+const lines = (...objects: ReadonlyArray<unknown>) => withWarnings(codex.lines(...objects))
+const decode = (outputLines: ReadonlyArray<OutputLine>) => withWarnings(codex.decode(outputLines))
 
 const THREAD = "01a2297c-faf9-7a31-bba3-0a98311945d1"
 const METADATA_WARNING =
@@ -175,7 +166,7 @@ describe("CodexEvents on hand-made lines", () => {
   })
 
   it("unknown lines and items are ignored and counted; unreadable lines are skipped and counted; the rest decode", () => {
-    const decoded = decodeCodexOutput([
+    const decoded = decode([
       { _tag: "Text", text: "not json" },
       { _tag: "Invalid", bytes: 3 },
       { _tag: "Text", text: JSON.stringify({ type: "thread.renamed", name: "x" }) },

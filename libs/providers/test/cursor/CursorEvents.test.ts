@@ -1,22 +1,8 @@
-/**
- * Cursor CLI's stream-json decoding, against the HAND-WRITTEN fixtures of test/fixtures/cursor (written from
- * Cursor's output-format docs and published captures; not conformance): a plain text turn, the same turn with
- * partial output, a tool turn, a resumed turn, a failing result; then hand-made lines for thinking, repeats,
- * tool failures, credentials and garbage.
- */
-import { readFileSync } from "node:fs"
-import path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { decodeCursorOutput } from "../../src/cursor/CursorEvents.ts"
-import type { OutputLine } from "../../src/OutputLines.ts"
+import { CursorTurnDecoder } from "../../src/cursor/CursorEvents.ts"
+import { decoding } from "../support.ts"
 
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/cursor")
-const textLines = (text: string): Array<OutputLine> =>
-  text.split("\n").map((line): OutputLine => ({ _tag: "Text", text: line }))
-const fixture = (name: string) => decodeCursorOutput(textLines(readFileSync(path.join(fixtures, name), "utf8")))
-const lines = (...objects: ReadonlyArray<unknown>) =>
-  decodeCursorOutput(textLines(objects.map((o) => JSON.stringify(o)).join("\n")))
+const { decode, fixture, lines } = decoding("cursor", () => new CursorTurnDecoder())
 
 const SESSION = "7b1c5a2e-4f3d-4e6a-9c1b-2d8e0f3a5b61"
 const clean = { skipped: 0, ignored: 0 }
@@ -157,7 +143,7 @@ describe("CursorEvents on hand-made lines", () => {
   })
 
   it("unknown line types are ignored and counted; unreadable lines are skipped and counted; the rest still decode", () => {
-    const decoded = decodeCursorOutput([
+    const decoded = decode([
       { _tag: "Text", text: "not json" },
       { _tag: "Invalid", bytes: 3 },
       { _tag: "Text", text: JSON.stringify({ type: "connection", subtype: "reconnecting" }) },

@@ -1,22 +1,8 @@
-/**
- * Gemini CLI's stream-json decoding, against real output of gemini 0.61.0 (test/fixtures/gemini, captured against
- * the scripted model server with the adapter's least-privilege flags and a stub `pedelec-cli` on PATH that prints
- * its argv and PEDELEC_* environment): a text turn, a tool turn, its resumed turn, HTTP 400 and 401 turns; then
- * hand-made lines for what the fake model cannot produce (a whole message, a denied command, error lines) and garbage.
- */
-import { readFileSync } from "node:fs"
-import path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { decodeGeminiOutput } from "../../src/gemini/GeminiEvents.ts"
-import type { OutputLine } from "../../src/OutputLines.ts"
+import { GeminiTurnDecoder } from "../../src/gemini/GeminiEvents.ts"
+import { decoding } from "../support.ts"
 
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/gemini")
-const textLines = (text: string): Array<OutputLine> =>
-  text.split("\n").map((line): OutputLine => ({ _tag: "Text", text: line }))
-const fixture = (name: string) => decodeGeminiOutput(textLines(readFileSync(path.join(fixtures, name), "utf8")))
-const lines = (...objects: ReadonlyArray<unknown>) =>
-  decodeGeminiOutput(textLines(objects.map((o) => JSON.stringify(o)).join("\n")))
+const { decode, fixture, lines } = decoding("gemini", () => new GeminiTurnDecoder())
 
 const TOOL_SESSION = "d2c3acec-c934-4129-ac78-522b25fe3904"
 const clean = { skipped: 0, ignored: 0 }
@@ -158,7 +144,7 @@ describe("GeminiEvents on hand-made lines", () => {
   })
 
   it("unknown line types are ignored and counted; unreadable lines are skipped and counted; the rest still decode", () => {
-    const decoded = decodeGeminiOutput([
+    const decoded = decode([
       { _tag: "Text", text: "Warning: 256-color support not detected." },
       { _tag: "Invalid", bytes: 3 },
       { _tag: "Text", text: JSON.stringify({ type: "thought", content: "hmm" }) },

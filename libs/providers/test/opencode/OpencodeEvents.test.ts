@@ -1,23 +1,8 @@
-/**
- * opencode's `run --format json` decoding, against real output of opencode 1.18.33 (test/fixtures/opencode,
- * captured against the scripted model server with the adapter's least-privilege invocation): a text turn, a tool
- * turn running a stub `pedelec-cli`, a command the permission rules deny, HTTP 400 and 401 turns, and a resumed
- * turn; then hand-made lines for what the fake model cannot produce (reasoning, a provider login error, other
- * finish reasons) and for garbage.
- */
-import { readFileSync } from "node:fs"
-import path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import type { OutputLine } from "../../src/OutputLines.ts"
-import { decodeOpencodeOutput } from "../../src/opencode/OpencodeEvents.ts"
+import { OpencodeTurnDecoder } from "../../src/opencode/OpencodeEvents.ts"
+import { decoding } from "../support.ts"
 
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/opencode")
-const textLines = (text: string): Array<OutputLine> =>
-  text.split("\n").map((line): OutputLine => ({ _tag: "Text", text: line }))
-const fixture = (name: string) => decodeOpencodeOutput(textLines(readFileSync(path.join(fixtures, name), "utf8")))
-const lines = (...objects: ReadonlyArray<unknown>) =>
-  decodeOpencodeOutput(textLines(objects.map((o) => JSON.stringify(o)).join("\n")))
+const { decode, fixture, lines } = decoding("opencode", () => new OpencodeTurnDecoder())
 
 const SESSION = "ses_dd67d030fffe5gUB3ssyBZ5xZU"
 const clean = { skipped: 0, ignored: 0 }
@@ -149,7 +134,7 @@ describe("OpencodeEvents on hand-made lines", () => {
   })
 
   it("unknown line types are ignored and counted; unreadable lines are skipped and counted; the rest still decode", () => {
-    const decoded = decodeOpencodeOutput([
+    const decoded = decode([
       { _tag: "Text", text: "not json" },
       { _tag: "Invalid", bytes: 3 },
       { _tag: "Text", text: JSON.stringify({ type: "file", sessionID, part: {} }) },
