@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const coreBin = path.join(repoRoot, "apps/desktop/bin/pedelec-core")
+const coreBin = path.join(repoRoot, "apps/core-daemon/bin/pedelec-core")
 export const cliBinDir = path.join(repoRoot, "apps/cli/bin")
 
 export const startCore = async (home: string): Promise<ChildProcess> => {

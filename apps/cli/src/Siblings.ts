@@ -1,7 +1,7 @@
 /**
  * Siblings — where pedelec-cli finds the programs it registers for the browser: the native host's built entry and
- * the headless Core's bin, next to this app in the repository (`apps/native-host/dist`, `apps/desktop/bin`), the
- * way apps/desktop's headless Layout finds pedelec-cli. `PEDELEC_NATIVE_HOST_ENTRY` and `PEDELEC_CORE_BIN` override
+ * the headless Core's bin, next to this app in the repository (`apps/native-host/dist`, `apps/core-daemon/bin`), the
+ * way apps/core-daemon Layout finds pedelec-cli. `PEDELEC_NATIVE_HOST_ENTRY` and `PEDELEC_CORE_BIN` override
  * them (packaged installs, tests). It only computes paths; whether they exist is the caller's question.
  */
 import { existsSync } from "node:fs"
@@ -9,7 +9,7 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 
 export const HOST_ENTRY = ["native-host", "dist", "pedelec-native-host.mjs"]
-export const CORE_BIN = ["desktop", "bin", "pedelec-core"]
+export const CORE_BIN = ["core-daemon", "bin", "pedelec-core"]
 
 /**
  * The repository's `apps/` dir seen from this module: `apps/cli/dist/chunks/*.mjs` (the bundle's lazy chunk),

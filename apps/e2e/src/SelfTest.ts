@@ -169,7 +169,7 @@ const advice = (code: string): string => {
     case "NATIVE_HOST_UNAVAILABLE":
       return "The native host did not start: build it (npx nx run native-host:build) and read its log below."
     case "CORE_RUNTIME_UNAVAILABLE":
-      return "The native host could not reach Core: build it (npx nx run desktop:build) and read Core's stderr below."
+      return "The native host could not reach Core: build it (npx nx run core-daemon:build) and read Core's stderr below."
     case "PROVIDER_START_FAILED":
       return "The scripted agent did not start: build it (npx nx run providers:build)."
     case "ASSET_TRANSFER_FAILED":

@@ -27,8 +27,8 @@ const INSTALL_HINTS = [
 ]
 
 const build = () => {
-  print("Building: npx nx run-many -t build -p sdk extension native-host desktop cli providers demo")
-  const projects = ["sdk", "extension", "native-host", "desktop", "cli", "providers", "demo"]
+  print("Building: npx nx run-many -t build -p sdk extension native-host core-daemon cli providers demo")
+  const projects = ["sdk", "extension", "native-host", "core-daemon", "cli", "providers", "demo"]
   const result = spawnSync("npx", ["nx", "run-many", "-t", "build", "-p", ...projects], {
     cwd: LAYOUT.root,
     stdio: "inherit"

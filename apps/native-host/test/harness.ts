@@ -1,5 +1,5 @@
 // The built native host as Chrome runs it: stdin/stdout pipes, the launcher's environment (PEDELEC_HOME and
-// PEDELEC_CORE_COMMAND pointing at apps/desktop's pedelec-core), framed requests in, frames out. Every stdout byte is
+// PEDELEC_CORE_COMMAND pointing at apps/core-daemon's pedelec-core), framed requests in, frames out. Every stdout byte is
 // checked to be a frame of at most 1 MiB that decodes as HostToExtension; chunk frames are reassembled.
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtemp, readFile, realpath, rm } from "node:fs/promises"

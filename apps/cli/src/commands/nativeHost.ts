@@ -52,7 +52,7 @@ export const installNativeHost = Effect.fn("installNativeHost")(function* (comma
   if (!existsSync(hostEntry))
     return yield* missing("native host", hostEntry, "build apps/native-host or set PEDELEC_NATIVE_HOST_ENTRY")
   if (!existsSync(coreCommand))
-    return yield* missing("headless Core", coreCommand, "build apps/desktop or set PEDELEC_CORE_BIN")
+    return yield* missing("headless Core", coreCommand, "build apps/core-daemon or set PEDELEC_CORE_BIN")
   const where = { os: current, homedir: os.homedir(), env: process.env }
   const detected = command.browsers === undefined ? yield* detectBrowsers(where).pipe(Effect.mapError(failure)) : []
   const browsers = command.browsers ?? (detected.length > 0 ? detected : BROWSERS)

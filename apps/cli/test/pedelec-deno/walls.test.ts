@@ -1,5 +1,5 @@
 // pedelec-deno's walls with the real pinned Deno, in-process (Script.prepare + Run.execute; Core is not involved
-// here, see cli.test.ts and apps/desktop/test/deno.test.ts): a script reads and writes its workspace; every
+// here, see cli.test.ts and apps/core-daemon/test/deno.test.ts): a script reads and writes its workspace; every
 // capability it must not have fails with Deno's clear error (network, env, subprocess, FFI, system info, reading a
 // path outside, a symlink leading out, writing outside) and imports from outside, the network or registries are
 // refused before it runs. Each case runs behind the first wall alone and behind bubblewrap where it works here.

@@ -1,5 +1,5 @@
 /**
- * Core — the built headless Core (`apps/desktop/bin/pedelec-core`) as a child process for one Pedelec home: the
+ * Core — the built headless Core (`apps/core-daemon/bin/pedelec-core`) as a child process for one Pedelec home: the
  * scripted provider enabled and made the default on request (written to settings.json before start, which Core
  * reads on every call), pedelec-cli on the agents' PATH, stderr kept for failure reports. Stopping it also stops a
  * Core the native host may have started for the same home, by the pid in run/core.json, so no daemon outlives a run.

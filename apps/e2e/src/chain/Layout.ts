@@ -12,7 +12,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.
 
 export const LAYOUT = {
   root,
-  coreBin: path.join(root, "apps/desktop/bin/pedelec-core"),
+  coreBin: path.join(root, "apps/core-daemon/bin/pedelec-core"),
   cliBinDir: path.join(root, "apps/cli/bin"),
   hostEntry: path.join(root, "apps/native-host/dist/pedelec-native-host.mjs"),
   scriptedAgent: path.join(root, "libs/providers/dist/scripted-agent.mjs"),
@@ -24,7 +24,7 @@ export const LAYOUT = {
 
 /** What each built file needs, for the message when it is missing. */
 const BUILDS: ReadonlyArray<readonly [string, string]> = [
-  [path.join(root, "apps/desktop/dist/pedelec-core.mjs"), "desktop"],
+  [path.join(root, "apps/core-daemon/dist/pedelec-core.mjs"), "core-daemon"],
   [path.join(root, "apps/cli/dist/pedelec-cli.mjs"), "cli"],
   [LAYOUT.hostEntry, "native-host"],
   [LAYOUT.scriptedAgent, "providers"],

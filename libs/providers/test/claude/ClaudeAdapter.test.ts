@@ -2,7 +2,7 @@
  * ClaudeAdapter without the real CLI: the argv, stdin lines and environment of its warm process, detection through
  * Discovery, and the process path with a shell-script `claude` double that answers each stdin line by replaying a
  * real fixture (what it was given on argv and stdin is checked), fails, or hangs until cancelled. The real CLI runs
- * in apps/desktop/conformance.
+ * in apps/core-daemon/conformance.
  */
 import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"

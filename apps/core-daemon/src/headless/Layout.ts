@@ -7,7 +7,7 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 
 export const defaultBinDir = (): string | undefined => {
-  // From apps/desktop/dist/pedelec-core.mjs (bundled) or apps/desktop/src/headless/*.ts (sources) to apps/cli/bin.
+  // From apps/core-daemon/dist/pedelec-core.mjs (bundled) or apps/core-daemon/src/headless/*.ts (sources) to apps/cli/bin.
   const here = path.dirname(fileURLToPath(import.meta.url))
   const candidates = [path.resolve(here, "../../cli/bin"), path.resolve(here, "../../../cli/bin")]
   return candidates.find((dir) => existsSync(path.join(dir, "pedelec-cli")))

@@ -1,4 +1,4 @@
-// `tsx apps/desktop/bench/assets.ts` (after `npx nx run-many -t build`): a 50 MiB asset uploaded and downloaded
+// `tsx apps/core-daemon/bench/assets.ts` (after `npx nx run-many -t build`): a 50 MiB asset uploaded and downloaded
 // through the real Core's asset server with tickets, next to a bare node:http server on loopback in the same run, so
 // the ratio is Pedelec's cost where absolute MB/s (a shared box, its disk) mean little.
 //   Pedelec: a real built Core (temp PEDELEC_HOME) and a scripted session; per run one `asset.upload_ticket` RPC and

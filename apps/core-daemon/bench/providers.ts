@@ -1,4 +1,4 @@
-// `tsx apps/desktop/bench/providers.ts [claude codex gemini opencode ollama]` (after `npx nx run-many -t build`): each live
+// `tsx apps/core-daemon/bench/providers.ts [claude codex gemini opencode ollama]` (after `npx nx run-many -t build`): each live
 // provider through Pedelec next to the bare CLI against the same scripted model server in the same run, so the ratio
 // is Pedelec's overhead where absolute times (a CLI's own start-up on a shared 2-core box) mean little.
 //   Pedelec: the real built Core (temp PEDELEC_HOME, the pinned CLI first on its PATH, configured as the conformance
