@@ -16,6 +16,9 @@ export const ECHO_CHARS = 200
 const FENCE_OPEN = "```pedelec-script"
 const FENCE_CLOSE = "```"
 
+/** A script for the scripted agent, fenced the way `extractScript` looks for it (what tests and benches send). */
+export const script = (...lines: ReadonlyArray<string>) => [FENCE_OPEN, ...lines, FENCE_CLOSE].join("\n")
+
 /**
  * The commands of the first ```pedelec-script block, in order, without blank lines and `#` comments; undefined
  * when the prompt has none. An unclosed block runs to the end of the prompt.
