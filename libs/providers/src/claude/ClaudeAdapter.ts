@@ -1,3 +1,9 @@
+/**
+ * ClaudeAdapter — Claude Code as a provider: where `claude` is found, its effort knob, and its session process: one
+ * warm `claude -p --input-format stream-json` per session (WarmProcess), spawned with the session's privilege flags,
+ * model and effort and resuming the provider session a turn continues, each turn one stream-json user message on its
+ * stdin and a stop a `control_request` interrupt. Decoding claude's output is ClaudeEvents'.
+ */
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"

@@ -1,3 +1,27 @@
+/**
+ * CodexAdapter — the `codex` provider (Codex CLI, verified with 0.171.0): one `codex exec --json` process per turn
+ * (TurnProcess, through CliAdapter), `codex exec resume <thread id>` for later turns, the prompt on stdin (the prompt
+ * argument `-` makes codex read it, byte for byte), stdout decoded by CodexEvents. It owns the invocation: sandbox,
+ * resume, model, effort and environment. Finding the CLI is Discovery's; stall timeouts, tool routing and session
+ * events are Core's.
+ *
+ * Why a process per turn and not the warm `codex app-server`: exec is codex's documented non-interactive mode and
+ * was verified end to end here (text, tools under the sandbox, errors, resume across processes and folders, cancel).
+ * app-server (marked experimental) also ran five turns in one process with text deltas and faster turns, but it
+ * warned that it could not find bubblewrap on PATH, so its sandbox is not yet known to match exec's; and Core
+ * already turns a whole message into one delta.
+ *
+ * Permission modes (this text is the docs' provider table row):
+ * - Least privilege (default): codex's own sandbox in `workspace-write` mode (`-c sandbox_mode=workspace-write`;
+ *   exec never stops to ask for approval). Commands the model runs may read any file the user can read, write only
+ *   in the workspace (the cwd) and in codex's default temp roots (/tmp and $TMPDIR), and use the network
+ *   (`sandbox_workspace_write.network_access=true`): pedelec-cli must reach Core's socket, and codex 0.171 on Linux
+ *   has no working per-socket allowance, so without it the connect fails with EPERM. Writes elsewhere fail with
+ *   "Read-only file system". `allow_login_shell=false` runs commands with `bash -c`, so Debian's /etc/profile cannot
+ *   reset PATH and pedelec-cli plus the PEDELEC_* variables reach them.
+ * - Full access (a per-origin opt-in in the desktop app): `--dangerously-bypass-approvals-and-sandbox`; no sandbox,
+ *   everything the user can do.
+ */
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"

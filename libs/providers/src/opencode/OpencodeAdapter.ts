@@ -1,3 +1,26 @@
+/**
+ * OpencodeAdapter — the `opencode` provider (verified with opencode 1.18.33): one `opencode run --format json`
+ * process per turn (TurnProcess, through CliAdapter), the prompt on stdin (as argv, a prompt with spaces reaches the
+ * model wrapped in quotes with its inner quotes escaped), always `--dir <workspace>` (a resume run elsewhere hangs
+ * after the model call), `-s <sessionID>` to resume, `-m provider/model` and `--variant=<name>` (effort) when set;
+ * stdout decoded by OpencodeEvents. It owns the invocation: permissions, resume, model, effort and environment.
+ * Finding the CLI is Discovery's; stall timeouts, tool routing and session events are Core's.
+ *
+ * Permission modes (this text is the docs' provider table row):
+ * - Least privilege (default): opencode runs as agent `pedelec`, defined in OPENCODE_CONFIG_CONTENT with the
+ *   permission rules `*: deny`, then `read`, `edit` (write and edit), `glob`, `grep`, `list`, `todowrite` allowed,
+ *   `external_directory: deny`, and `bash` denied except `pedelec-cli *` and `pedelec-deno *`. opencode parses shell
+ *   commands, so `pedelec-cli x && other` and `pedelec-cli $(other)` are refused too; file tools work inside the
+ *   workspace only; web fetch, subagents, skills and MCP tools are not offered. Agent rules come after the user's
+ *   own top-level `permission` rules and the last matching rule wins, so the user's looser rules cannot widen this
+ *   (top-level rules would merge key by key and could). OPENCODE_DISABLE_PROJECT_CONFIG=1 keeps the workspace's
+ *   `opencode.json` and `.opencode/` out: a plugin written there would otherwise run inside opencode next turn.
+ *   Denied calls fail with opencode's "The user has specified a rule which prevents you…", which the model reads;
+ *   `ask` would be refused too (run is non-interactive), `deny` says so plainly.
+ * - Full access (a per-origin opt-in in the desktop app): opencode's default agent with `--auto`, which approves
+ *   every request the user's own config does not explicitly deny; project config loads as usual.
+ * The user's global config and login (providers, keys, default model) apply in both modes.
+ */
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
