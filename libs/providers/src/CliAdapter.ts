@@ -5,19 +5,20 @@
  * PROVIDER_START_FAILED with that advice, providing the process spawner, and the sign-in error a CLI's stderr implies.
  */
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
-import { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { type AgentExit, AgentProcess } from "./AgentProcess.ts"
 import { type CliSpec, type DiscoveryEnv, detected, type FoundCli } from "./Discovery.ts"
-import type {
-  DefaultEffortProfiles,
-  EffortAllowList,
-  ProviderAdapter,
-  SessionProcess,
-  SessionProcessOptions
+import {
+  type DefaultEffortProfiles,
+  type EffortAllowList,
+  type ProviderAdapter,
+  type SessionProcess,
+  type SessionProcessOptions,
+  startFailed
 } from "./Provider.ts"
 
 /** What an adapter of an installed CLI can be given; tests pass their own. */
@@ -41,9 +42,6 @@ export interface CliAdapterSpec {
     session: SessionProcessOptions
   ) => Effect.Effect<SessionProcess, PedelecError, AgentProcess | Scope.Scope>
 }
-
-export const startFailed = (provider: ProviderCode, reason: string) =>
-  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider, reason } })
 
 export const makeCliAdapter = (spec: CliAdapterSpec, options: CliAdapterOptions = {}): ProviderAdapter => {
   const { detect, cli: located } = detected(spec.about, spec.find, spec.notFound, options.env)

@@ -24,8 +24,8 @@ export class LineTooLong {
 const NEWLINE = 0x0a
 const CARRIAGE_RETURN = 0x0d
 
-/** A stateful splitter for one stream; `push` each chunk in order, then `end` once. */
-export class LineSplitter {
+/** Splits one byte stream into strictly decoded UTF-8 lines of at most `limit` bytes; `push` each chunk, then `end`. */
+export class Utf8LineSplitter {
   private parts: Array<Uint8Array> = []
   private size = 0
   private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })

@@ -7,7 +7,7 @@
 
 import type { SessionId } from "@pedelec/contracts/Ids"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
-import type { PedelecError } from "@pedelec/contracts/PedelecError"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortLevel, EffortProfile, EffortSupport, ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
 import type { TurnKind } from "@pedelec/contracts/Session"
 import type * as Effect from "effect/Effect"
@@ -82,6 +82,10 @@ export const NO_EFFORT_PROFILES: DefaultEffortProfiles = {
   medium: { argv: [], env: {} },
   high: { argv: [], env: {} }
 }
+
+/** What `start` fails with when the CLI cannot run: missing, refused by its own rules, or its spawn failed. */
+export const startFailed = (provider: ProviderCode, reason: string) =>
+  PedelecError.fromCode("PROVIDER_START_FAILED", "provider", { details: { provider, reason } })
 
 export interface ProviderAdapter {
   readonly code: ProviderCode

@@ -1,11 +1,11 @@
 /** OutputLines: splitting stdout bytes into strict UTF-8 lines with a hard per-line limit. */
 import { assert, describe, it } from "@effect/vitest"
-import { LineSplitter, LineTooLong, type OutputLine } from "../src/OutputLines.ts"
+import { LineTooLong, type OutputLine, Utf8LineSplitter } from "../src/OutputLines.ts"
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 const text = (t: string): OutputLine => ({ _tag: "Text", text: t })
 
-const feed = (splitter: LineSplitter, chunks: ReadonlyArray<Uint8Array>) => {
+const feed = (splitter: Utf8LineSplitter, chunks: ReadonlyArray<Uint8Array>) => {
   const out: Array<OutputLine> = []
   for (const chunk of chunks) {
     const lines = splitter.push(chunk)
@@ -15,41 +15,41 @@ const feed = (splitter: LineSplitter, chunks: ReadonlyArray<Uint8Array>) => {
   return [...out, ...splitter.end()]
 }
 
-describe("LineSplitter", () => {
+describe("Utf8LineSplitter", () => {
   it("splits on newlines across chunk boundaries and keeps a last line without one", () => {
-    const lines = feed(new LineSplitter(), [bytes("one\ntw"), bytes("o\n\nthr"), bytes("ee")])
+    const lines = feed(new Utf8LineSplitter(), [bytes("one\ntw"), bytes("o\n\nthr"), bytes("ee")])
     assert.deepStrictEqual(lines, [text("one"), text("two"), text(""), text("three")])
   })
 
   it("drops the \\r of CRLF line ends", () => {
-    assert.deepStrictEqual(feed(new LineSplitter(), [bytes("a\r\nb\r\n")]), [text("a"), text("b")])
+    assert.deepStrictEqual(feed(new Utf8LineSplitter(), [bytes("a\r\nb\r\n")]), [text("a"), text("b")])
   })
 
   it("decodes a multi-byte character split between chunks", () => {
     const all = bytes("größe 🚲\n")
     const cut = 3 // inside "ö"
-    assert.deepStrictEqual(feed(new LineSplitter(), [all.subarray(0, cut), all.subarray(cut)]), [text("größe 🚲")])
+    assert.deepStrictEqual(feed(new Utf8LineSplitter(), [all.subarray(0, cut), all.subarray(cut)]), [text("größe 🚲")])
   })
 
   it("reports invalid UTF-8 as an Invalid line instead of replacing bytes, and carries on", () => {
     const bad = Uint8Array.from([0x61, 0xff, 0xfe, 0x0a])
-    const lines = feed(new LineSplitter(), [bad, bytes("fine\n")])
+    const lines = feed(new Utf8LineSplitter(), [bad, bytes("fine\n")])
     assert.deepStrictEqual(lines, [{ _tag: "Invalid", bytes: 3 }, text("fine")])
   })
 
   it("accepts a line of exactly the limit", () => {
-    assert.deepStrictEqual(feed(new LineSplitter(8), [bytes("12345678\n")]), [text("12345678")])
+    assert.deepStrictEqual(feed(new Utf8LineSplitter(8), [bytes("12345678\n")]), [text("12345678")])
   })
 
   it("fails a longer line as soon as it passes the limit, newline or not", () => {
-    assert.instanceOf(new LineSplitter(8).push(bytes("123456789\n")), LineTooLong)
-    const splitter = new LineSplitter(8)
+    assert.instanceOf(new Utf8LineSplitter(8).push(bytes("123456789\n")), LineTooLong)
+    const splitter = new Utf8LineSplitter(8)
     assert.deepStrictEqual(splitter.push(bytes("12345")), [])
     assert.instanceOf(splitter.push(bytes("6789")), LineTooLong)
   })
 
   it("does not keep a reference to the caller's buffer", () => {
-    const splitter = new LineSplitter()
+    const splitter = new Utf8LineSplitter()
     const buffer = bytes("abc")
     splitter.push(buffer)
     buffer.fill(0x7a)

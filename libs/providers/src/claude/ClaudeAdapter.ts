@@ -7,12 +7,13 @@
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
-import { type CliAdapterOptions, makeCliAdapter, startFailed } from "../CliAdapter.ts"
+import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   effortProfilesOf,
   type ProviderAdapter,
   type SessionProcessOptions,
+  startFailed,
   type TurnInput
 } from "../Provider.ts"
 import { makeWarmProcess } from "../WarmProcess.ts"

@@ -21,12 +21,13 @@ import os from "node:os"
 import path from "node:path"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
-import { type CliAdapterOptions, makeCliAdapter, startFailed } from "../CliAdapter.ts"
+import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   NO_EFFORT_PROFILES,
   type ProviderAdapter,
   type SessionProcessOptions,
+  startFailed,
   type TurnInput
 } from "../Provider.ts"
 import { makeTurnProcess } from "../TurnProcess.ts"

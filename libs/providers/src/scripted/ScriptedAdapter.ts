@@ -15,9 +15,14 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AgentProcess } from "../AgentProcess.ts"
-import { startFailed } from "../CliAdapter.ts"
 import type { OutputLine } from "../OutputLines.ts"
-import { NO_EFFORT_PROFILES, type ProviderAdapter, type SessionProcessOptions, type TurnInput } from "../Provider.ts"
+import {
+  NO_EFFORT_PROFILES,
+  type ProviderAdapter,
+  type SessionProcessOptions,
+  startFailed,
+  type TurnInput
+} from "../Provider.ts"
 import type { LineCounts } from "../TurnProcess.ts"
 import { makeTurnProcess } from "../TurnProcess.ts"
 import { SCRIPTED_AGENT_VERSION } from "./Script.ts"

@@ -1,0 +1,112 @@
+/**
+ * AgentProcess/Output — what an agent CLI prints, as AgentProcess hands it out: stdout as strict lines that end
+ * once stdout closes, or once it has been quiet a while after the CLI exited (a descendant may hold the pipe), and
+ * the tail of stderr. It does not start or stop processes (AgentProcess) nor interpret lines (adapters).
+ */
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { ProviderCode } from "@pedelec/contracts/Provider"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { LineTooLong, type OutputLine, Utf8LineSplitter } from "../OutputLines.ts"
+
+/** After the CLI exits, how long a still-open stdout may stay silent before the lines end anyway. */
+const STDOUT_LINGER_MS = 1_000
+const STDERR_TAIL_BYTES = 8 * 1024
+const STDERR_WAIT_MS = 500
+
+/** Keeps the last `limit` bytes of a byte stream without ever holding more than ~2× that. */
+export const tailKeeper = (limit: number) => {
+  let chunks: Array<Uint8Array> = []
+  let size = 0
+  return {
+    push: (chunk: Uint8Array) => {
+      chunks.push(chunk)
+      size += chunk.length
+      if (size > 2 * limit) {
+        const joined = Buffer.concat(chunks)
+        chunks = [joined.subarray(joined.length - limit)]
+        size = limit
+      }
+    },
+    text: () => {
+      const joined = Buffer.concat(chunks)
+      return new TextDecoder().decode(joined.subarray(Math.max(0, joined.length - limit))).trim()
+    }
+  }
+}
+
+/**
+ * Reads stderr in the scope from now on; the effect returned answers its last 8 KiB once it has closed, or after a
+ * short wait when a descendant holds it open.
+ */
+export const stderrTail = Effect.fnUntraced(function* (
+  stderr: Stream.Stream<Uint8Array, unknown>
+): Effect.fn.Return<Effect.Effect<string>, never, Scope.Scope> {
+  const closed = yield* Deferred.make<void>()
+  const tail = tailKeeper(STDERR_TAIL_BYTES)
+  yield* stderr.pipe(
+    Stream.runForEach((chunk) => Effect.sync(() => tail.push(chunk))),
+    Effect.ignore,
+    Effect.ensuring(Deferred.succeed(closed, undefined)),
+    Effect.forkScoped
+  )
+  return Deferred.await(closed).pipe(
+    Effect.timeoutOption(STDERR_WAIT_MS),
+    Effect.map(() => tail.text())
+  )
+})
+
+/** When stdout counts as abandoned: the CLI exited and nothing came for the linger since the later of both. */
+const abandoned = Effect.fnUntraced(function* (exit: Effect.Effect<unknown>, lastOutputAt: { ms: number }) {
+  yield* exit
+  // The linger counts from the exit: output the agent printed just before exiting may still be unread.
+  lastOutputAt.ms = Math.max(lastOutputAt.ms, yield* Clock.currentTimeMillis)
+  while (true) {
+    const now = yield* Clock.currentTimeMillis
+    if (now - lastOutputAt.ms >= STDOUT_LINGER_MS) return
+    yield* Effect.sleep(STDOUT_LINGER_MS - (now - lastOutputAt.ms))
+  }
+})
+
+export interface LinesOptions {
+  readonly provider: ProviderCode
+  readonly limit: number
+  /** The CLI's own exit: after it, a quiet stdout ends the lines. */
+  readonly exit: Effect.Effect<unknown>
+}
+
+/** stdout as strict lines: PROVIDER_FAILED when reading fails, PROVIDER_OUTPUT_INVALID for a line over the limit. */
+export const outputLines = (
+  stdout: Stream.Stream<Uint8Array, { readonly message: string }>,
+  options: LinesOptions
+): Stream.Stream<OutputLine, PedelecError> =>
+  Stream.suspend(() => {
+    const splitter = new Utf8LineSplitter(options.limit)
+    const lastOutputAt = { ms: 0 }
+    const split = (chunk: Uint8Array) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        lastOutputAt.ms = now
+        const result = splitter.push(chunk)
+        return result instanceof LineTooLong ? Effect.fail(tooLong(options)) : Effect.succeed(result)
+      })
+    return stdout.pipe(
+      Stream.mapError((error) => readFailed(options.provider, error.message)),
+      Stream.mapEffect(split),
+      Stream.flattenIterable,
+      Stream.concat(Stream.suspend(() => Stream.fromIterable(splitter.end()))),
+      Stream.interruptWhen(abandoned(options.exit, lastOutputAt))
+    )
+  })
+
+const readFailed = (provider: ProviderCode, message: string) =>
+  PedelecError.fromCode("PROVIDER_FAILED", "provider", {
+    details: { provider, reason: `reading its output failed: ${message}` }
+  })
+
+const tooLong = ({ provider, limit }: LinesOptions) =>
+  PedelecError.fromCode("PROVIDER_OUTPUT_INVALID", "provider", {
+    details: { provider, reason: `a line exceeded ${limit} bytes`, limit }
+  })
