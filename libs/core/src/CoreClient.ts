@@ -1,54 +1,17 @@
 /**
- * CoreClient — the host role's way into a running Core: read `run/core.json`, connect to its socket, say hello,
- * and get a typed RPC client whose requests carry the launch secret. The connection lives as long as the caller's
- * scope. Used by the native host, the bench and the tests; pedelec-cli has its own lighter client.
+ * CoreClient — TEMPORARY, for tools/bench/run.ts and tools/bench/deno.ts only, until they import
+ * `@pedelec/core-client/CoreClient` and `@pedelec/core-client/RuntimeFile` themselves; then delete this file. It keeps
+ * their old calls working: `readRuntimeInfo(file)` and `connectHost(info)`. Nothing else may import it.
  */
-
-import { readFile } from "node:fs/promises"
-import { NodeSocket } from "@effect/platform-node"
-import { AUTH_HEADERS, CoreRuntimeInfo, HelloRpcs, HostAuth, HostRpcs } from "@pedelec/contracts/node/CoreLink"
-import { PedelecError } from "@pedelec/contracts/PedelecError"
-import { type Component, PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
+import { NodeFileSystem } from "@effect/platform-node"
+import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
+import * as CoreClient from "@pedelec/core-client/CoreClient"
+import * as RuntimeFile from "@pedelec/core-client/RuntimeFile"
 import * as Effect from "effect/Effect"
-import * as Headers from "effect/http/Headers"
-import * as Layer from "effect/Layer"
-import { RpcClient, RpcMiddleware } from "effect/rpc"
-import * as Schema from "effect/Schema"
-import { layerNdjson } from "./Ndjson.ts"
+import { CORE_VERSION } from "./CoreConfig.ts"
 
-export const HostClientRpcs = HelloRpcs.merge(HostRpcs)
+export const readRuntimeInfo = (runtimeFile: string) =>
+  RuntimeFile.readRuntimeInfo(runtimeFile).pipe(Effect.provide(NodeFileSystem.layer))
 
-const unavailable = (reason: string) =>
-  PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "native-host", { details: { reason } })
-
-/** The running Core's announcement; CORE_RUNTIME_UNAVAILABLE when there is none or it cannot be read. */
-export const readRuntimeInfo = Effect.fn("CoreClient.readRuntimeInfo")(function* (runtimeFile: string) {
-  const text = yield* Effect.tryPromise({
-    try: () => readFile(runtimeFile, "utf8"),
-    catch: () => unavailable(`no Core is running (${runtimeFile} is missing)`)
-  })
-  return yield* Schema.decodeUnknownEffect(Schema.fromJsonString(CoreRuntimeInfo))(text).pipe(
-    Effect.mapError(() => unavailable(`${runtimeFile} is not a Core announcement`))
-  )
-})
-
-/** A host-role client, connected and greeted, scoped to the caller. */
-export const connectHost = Effect.fn("CoreClient.connectHost")(function* (
-  info: CoreRuntimeInfo,
-  component: Component = "native-host"
-) {
-  const protocol = RpcClient.layerProtocolSocket().pipe(
-    Layer.provide(NodeSocket.layerNet({ path: info.socketPath })),
-    Layer.provide(layerNdjson)
-  )
-  const auth = RpcMiddleware.layerClient(HostAuth, ({ request, next }) =>
-    next({ ...request, headers: Headers.set(request.headers, AUTH_HEADERS.launchSecret, info.launchSecret) })
-  )
-  // Built into the caller's scope, so the socket outlives this constructor.
-  const context = yield* Layer.build(Layer.mergeAll(protocol, auth))
-  const client = yield* RpcClient.make(HostClientRpcs).pipe(Effect.provideContext(context))
-  yield* client["core.hello"]({ protocolVersion: PROTOCOL_VERSION, component, version: "0.1.0" })
-  return client
-})
-
-export type HostClient = Effect.Success<ReturnType<typeof connectHost>>
+export const connectHost = (info: CoreRuntimeInfo) =>
+  CoreClient.connectHost(info, { component: "native-host", version: CORE_VERSION })

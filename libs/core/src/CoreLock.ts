@@ -5,11 +5,11 @@
  */
 import { mkdir, open, readFile, rm } from "node:fs/promises"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
+import { isProcessAlive } from "@pedelec/core-client/ProcessAlive"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CorePaths } from "./CorePaths.ts"
-import { isProcessAlive } from "./ProcessAlive.ts"
 
 /** Creates the lock file exclusively; on a stale lock, removes it and tries once more. */
 const take = async (file: string): Promise<{ readonly owner: number } | "taken"> => {

@@ -5,15 +5,18 @@
  * it stops. What the methods do is the services'; who may call them is CoreAuth's.
  */
 
-import { chmod, mkdir, rename, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { NodeSocketServer } from "@effect/platform-node"
 import { AgentRpcs } from "@pedelec/contracts/node/AgentLink"
 import { type CoreRuntimeInfo, HelloRpcs, HostRpcs } from "@pedelec/contracts/node/CoreLink"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
+import { layerNdjson } from "@pedelec/core-client/Ndjson"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import type { PlatformError } from "effect/PlatformError"
 import { RpcServer } from "effect/rpc"
 import { AgentAuthLive, CoreSecret, HostAuthLive } from "./CoreAuth.ts"
 import { CoreConfig } from "./CoreConfig.ts"
@@ -21,7 +24,7 @@ import { CorePaths } from "./CorePaths.ts"
 import { AgentHandlers } from "./FromAgent.ts"
 import { HostHandlers } from "./FromHost.ts"
 import { mintLaunchSecret } from "./Mint.ts"
-import { layerNdjson } from "./Ndjson.ts"
+import { writeFileAtomic } from "./SettingsStore.ts"
 
 export const CoreRpcs = HelloRpcs.merge(HostRpcs, AgentRpcs)
 
@@ -43,19 +46,28 @@ const HelloHandlers = HelloRpcs.toLayer(
 
 const isPipe = (socketPath: string) => socketPath.startsWith("\\\\.\\pipe\\")
 
+/** Core cannot serve: a file it needs under `run/` (or the socket's folder) could not be made or changed. */
+const cannot = (doing: string, file: string) => (error: PlatformError) =>
+  PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "core", {
+    details: { reason: `Core could not ${doing} ${file} (${error.reason._tag})`, path: file },
+    message: `Pedelec Core could not ${doing} ${file}: ${error.message}. Check that this user owns the Pedelec home.`
+  })
+
+/** A folder only this user may enter, whatever the umask or an earlier owner left. */
+const privateDir = (fs: FileSystem.FileSystem, dir: string) =>
+  fs
+    .makeDirectory(dir, { recursive: true, mode: 0o700 })
+    .pipe(Effect.andThen(fs.chmod(dir, 0o700)), Effect.mapError(cannot("create the private folder", dir)))
+
 /** Private directories before the socket exists: nobody else may even look up the socket's name. */
 const prepareSocket = Effect.fn("CoreServer.prepareSocket")(function* () {
   const paths = yield* CorePaths
-  yield* Effect.promise(async () => {
-    await mkdir(paths.runDir, { recursive: true, mode: 0o700 })
-    await chmod(paths.runDir, 0o700)
-    if (isPipe(paths.socketPath)) return
-    const socketDir = path.dirname(paths.socketPath)
-    await mkdir(socketDir, { recursive: true, mode: 0o700 })
-    await chmod(socketDir, 0o700)
-    // The caller holds the home's lock, so a socket file left here belongs to a dead Core.
-    await rm(paths.socketPath, { force: true })
-  })
+  const fs = yield* FileSystem.FileSystem
+  yield* privateDir(fs, paths.runDir)
+  if (isPipe(paths.socketPath)) return paths.socketPath
+  yield* privateDir(fs, path.dirname(paths.socketPath))
+  // The caller holds the home's lock, so a socket file left here belongs to a dead Core.
+  yield* fs.remove(paths.socketPath, { force: true }).pipe(Effect.mapError(cannot("remove", paths.socketPath)))
   return paths.socketPath
 })
 
@@ -63,34 +75,39 @@ const SocketServerLive = Layer.unwrap(
   Effect.map(prepareSocket(), (socketPath) => NodeSocketServer.layer({ path: socketPath }))
 )
 
-const writeRuntimeFile = (file: string, info: CoreRuntimeInfo) =>
-  Effect.promise(async () => {
-    const temporary = `${file}.${process.pid}.tmp`
-    await writeFile(temporary, `${JSON.stringify(info)}\n`, { mode: 0o600 })
-    await rename(temporary, file)
-  })
+/** Withdraws the announcement and the socket at stop; a file already gone is fine, any other failure is logged. */
+const withdraw = Effect.fnUntraced(function* (fs: FileSystem.FileSystem, runtimeFile: string, socketPath: string) {
+  const files = isPipe(socketPath) ? [runtimeFile] : [runtimeFile, socketPath]
+  for (const file of files) {
+    yield* fs
+      .remove(file, { force: true })
+      .pipe(Effect.catch((error) => Effect.logWarning(`could not remove ${file}: ${error.message}`)))
+  }
+})
 
 /** Announces the running Core in `run/core.json` once the socket listens, and withdraws it at stop. */
 const Announce = Layer.effectDiscard(
   Effect.gen(function* () {
     const paths = yield* CorePaths
     const config = yield* CoreConfig
+    const fs = yield* FileSystem.FileSystem
     const { launchSecret } = yield* CoreSecret
-    if (!isPipe(paths.socketPath)) yield* Effect.promise(() => chmod(paths.socketPath, 0o600))
+    if (!isPipe(paths.socketPath)) {
+      yield* fs.chmod(paths.socketPath, 0o600).pipe(Effect.mapError(cannot("restrict", paths.socketPath)))
+    }
+    const info: CoreRuntimeInfo = {
+      protocolVersion: PROTOCOL_VERSION,
+      coreVersion: config.version,
+      pid: process.pid,
+      socketPath: paths.socketPath,
+      launchSecret,
+      startedAt: yield* Clock.currentTimeMillis
+    }
     yield* Effect.acquireRelease(
-      writeRuntimeFile(paths.runtimeFile, {
-        protocolVersion: PROTOCOL_VERSION,
-        coreVersion: config.version,
-        pid: process.pid,
-        socketPath: paths.socketPath,
-        launchSecret,
-        startedAt: Date.now()
-      }),
-      () =>
-        Effect.promise(async () => {
-          await rm(paths.runtimeFile, { force: true })
-          if (!isPipe(paths.socketPath)) await rm(paths.socketPath, { force: true })
-        })
+      writeFileAtomic(fs, paths.runtimeFile, `${JSON.stringify(info)}\n`, 0o600).pipe(
+        Effect.mapError(cannot("write", paths.runtimeFile))
+      ),
+      () => withdraw(fs, paths.runtimeFile, paths.socketPath)
     )
   })
 )

@@ -12,6 +12,7 @@ import { PedelecError } from "../PedelecError.ts"
 import { AbsolutePath } from "../Session.ts"
 import { ToolAnnotations, ToolName, ToolTimeoutMs } from "../Tool.ts"
 import { CliOutput } from "./CliOutput.ts"
+import { HelloRpcs } from "./CoreLink.ts"
 
 /** Provided to agent-role handlers: the one session the capability opens. */
 export class AgentCaller extends Context.Service<AgentCaller, { readonly sessionId: SessionId }>()(
@@ -66,3 +67,6 @@ export class AgentRpcs extends RpcGroup.make(
   /** pedelec-deno asks before every run: the session's workspace and the run's limits. */
   Rpc.make("deno.prepare", { payload: OnThread, success: DenoRunPolicy, error: PedelecError })
 ).middleware(AgentAuth) {}
+
+/** What an agent-role client speaks: the hello, then the agent group (pedelec-cli's and pedelec-deno's effect clients). */
+export const AgentClientRpcs = HelloRpcs.merge(AgentRpcs)

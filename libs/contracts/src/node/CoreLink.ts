@@ -148,3 +148,6 @@ export class HostRpcs extends RpcGroup.make(
   /** The regular files under the session's `.pedelec-runtime/assets/`, recursively, in path order; links skipped. */
   Rpc.make("asset.list", { payload: OnSession, success: Schema.Array(AssetInfo), error: PedelecError })
 ).middleware(HostAuth) {}
+
+/** What a host-role client speaks: the hello, then the host group (the native host, pedelec-cli's host commands). */
+export const HostClientRpcs = HelloRpcs.merge(HostRpcs)

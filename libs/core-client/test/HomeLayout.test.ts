@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type PathEnvironment, resolveCorePaths } from "../src/CorePaths.ts"
+import { type PathEnvironment, resolveCorePaths } from "../src/HomeLayout.ts"
 
 const linux = (env: Record<string, string>, homedir = "/home/ada"): PathEnvironment => ({
   env,

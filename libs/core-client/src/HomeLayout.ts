@@ -1,9 +1,9 @@
 /**
  * HomeLayout — where everything of one Pedelec home lives: `$PEDELEC_HOME` (default `~/.pedelec`) with `run/`,
  * `sessions/`, `logs/`, `workspaces/`, `agent/`, `settings.json`, `secrets.json`, and the Core IPC endpoint. Pure path
- * arithmetic shared by Core, pedelec-cli and the native host, so every process finds the same socket. Creating the
- * directories and their permissions is the owner's job (Core), not this module's. No Effect here: pedelec-cli's
- * agent path reads it and must start fast.
+ * arithmetic shared by Core, pedelec-cli, the native host and the tests, so every process finds the same socket.
+ * Creating the directories and their permissions is the owner's job (Core), not this module's. No Effect here:
+ * pedelec-cli's agent path reads it and must start fast.
  */
 import { createHash } from "node:crypto"
 import os from "node:os"
@@ -83,3 +83,7 @@ export const resolveCorePaths = (environment: PathEnvironment = currentEnvironme
     secretsFile: paths.join(home, "secrets.json")
   }
 }
+
+/** The layout of one explicit home (`pedelec-core --home`, tests), in this process's environment otherwise. */
+export const pathsForHome = (home: string, environment: PathEnvironment = currentEnvironment()): CorePathsShape =>
+  resolveCorePaths({ ...environment, env: { ...environment.env, PEDELEC_HOME: home } })
