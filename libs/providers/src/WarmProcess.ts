@@ -60,173 +60,202 @@ interface Warm<D> {
   gone: boolean
 }
 
+/** One session's warm processes: the one taking turns, every one not yet closed, and the idle timer. */
+interface Session<D extends TurnDecoder> {
+  readonly spec: WarmProcessSpec<D>
+  readonly agent: AgentProcess["Service"]
+  readonly scope: Scope.Scope
+  /** One turn at a time; a process is started, replaced or closed only while holding it. */
+  readonly lock: Semaphore.Semaphore
+  readonly open: Set<Warm<D>>
+  current: Warm<D> | undefined
+  idle: Fiber.Fiber<void> | undefined
+}
+
 const encoder = new TextEncoder()
 const lineOf = (text: string) => encoder.encode(`${text}\n`)
+
+const endTurn = <D>(turn: Turn<D>, last: Effect.Effect<unknown>) =>
+  Effect.andThen(Deferred.succeed(turn.ended, undefined), last)
+
+const endWith = <D>(turn: Turn<D>, events: ReadonlyArray<ProviderEvent>) =>
+  endTurn(turn, Queue.offerAll(turn.events, events).pipe(Effect.andThen(Queue.end(turn.events))))
+
+/** Decodes a line for the running turn; what the CLI prints between turns answers nothing and is dropped. */
+const route = Effect.fnUntraced(function* <D extends TurnDecoder>(warm: Warm<D>, line: OutputLine) {
+  const turn = warm.turn
+  if (turn === undefined) return
+  for (const event of turn.decoder.decode(line)) {
+    if (event.type === "session") warm.providerSessionId = event.providerSessionId
+    if (!isTerminal(event)) {
+      yield* Queue.offer(turn.events, event)
+      continue
+    }
+    warm.turn = undefined
+    // An interrupted turn ends quietly: whoever interrupted it reports the cancellation.
+    yield* endWith(turn, turn.interrupted && event.type === "error" ? [] : [event])
+    break
+  }
+})
+
+/** The output is over, so the CLI died: whatever it left is killed, and its running turn fails with the reason. */
+const outputEnded = Effect.fnUntraced(function* <D extends TurnDecoder>(
+  spec: WarmProcessSpec<D>,
+  warm: Warm<D>,
+  lines: Exit.Exit<void, PedelecError>
+) {
+  warm.gone = true
+  yield* warm.handle.terminate
+  const turn = warm.turn
+  if (turn === undefined) return
+  warm.turn = undefined
+  if (Exit.isFailure(lines)) return yield* endTurn(turn, Queue.failCause(turn.events, lines.cause))
+  if (turn.interrupted) return yield* endTurn(turn, Queue.end(turn.events))
+  const outcome = unfinishedTurn(spec, yield* warm.handle.exit, yield* warm.handle.stderrTail, turn.decoder)
+  return yield* outcome instanceof PedelecError
+    ? endTurn(turn, Queue.fail(turn.events, outcome))
+    : endWith(turn, outcome)
+}, Effect.uninterruptible)
+
+/** A process for `turn`, which it holds before its first line can be read (a CLI may die before reading). */
+const start = Effect.fnUntraced(function* <D extends TurnDecoder>(
+  session: Session<D>,
+  providerSessionId: string | undefined,
+  turn: Turn<D>
+) {
+  const { spec } = session
+  const scope = yield* Scope.make()
+  const input = yield* Queue.unbounded<Uint8Array, Cause.Done>()
+  const handle = yield* session.agent
+    .spawn({ provider: spec.provider, ...spec.spawn(providerSessionId), stdin: Stream.fromQueue(input) })
+    .pipe(
+      Scope.provide(scope),
+      Effect.onError(() => Scope.close(scope, Exit.void))
+    )
+  const warm: Warm<D> = { handle, scope, input, providerSessionId, turn, gone: false }
+  session.open.add(warm)
+  yield* handle.lines.pipe(
+    Stream.runForEach((line) => route(warm, line)),
+    Effect.exit,
+    Effect.flatMap((exit) => outputEnded(spec, warm, exit)),
+    Effect.forkIn(scope)
+  )
+  return warm
+})
+
+/** Stdin closes so a CLI between turns exits on its own; then the kill sequence for whatever is left. */
+const close = Effect.fnUntraced(function* <D extends TurnDecoder>(session: Session<D>, warm: Warm<D>) {
+  if (session.current === warm) session.current = undefined
+  warm.gone = true
+  const turn = warm.turn
+  warm.turn = undefined
+  if (turn !== undefined) {
+    const stopped = PedelecError.fromCode("PROVIDER_FAILED", "provider", {
+      details: {
+        provider: session.spec.provider,
+        reason: `${session.spec.label} was stopped before it finished the turn`
+      }
+    })
+    yield* endTurn(turn, turn.interrupted ? Queue.end(turn.events) : Queue.fail(turn.events, stopped))
+  }
+  yield* Queue.end(warm.input)
+  if (turn === undefined) yield* Effect.timeoutOption(warm.handle.exit, CLOSE_WAIT_MS)
+  yield* Scope.close(warm.scope, Exit.void)
+  session.open.delete(warm)
+}, Effect.uninterruptible)
+
+const interruptTurn = <D extends TurnDecoder>(spec: WarmProcessSpec<D>, warm: Warm<D>, turn: Turn<D>) =>
+  Effect.andThen(
+    Effect.sync(() => (turn.interrupted = true)),
+    spec.interruptMessage === undefined
+      ? warm.handle.interrupt
+      : Queue.offer(warm.input, lineOf(spec.interruptMessage()))
+  )
+
+const closeWhenIdle = <D extends TurnDecoder>(session: Session<D>, warm: Warm<D>) =>
+  Effect.sleep(session.spec.idleTimeoutMs).pipe(
+    Effect.andThen(
+      session.lock.withPermits(1)(Effect.suspend(() => (warm.turn === undefined ? close(session, warm) : Effect.void)))
+    ),
+    Effect.forkIn(session.scope)
+  )
+
+const afterTurn = Effect.fnUntraced(function* <D extends TurnDecoder>(
+  session: Session<D>,
+  warm: Warm<D>,
+  turn: Turn<D>
+) {
+  if (!(yield* Deferred.isDone(turn.ended))) {
+    // Stopped mid-turn. The CLI's own interrupt lets it record the interruption in the conversation the next
+    // process resumes; the process goes anyway, since a stopped turn must leave no process behind.
+    yield* interruptTurn(session.spec, warm, turn)
+    yield* Effect.timeoutOption(Deferred.await(turn.ended), session.spec.interruptGraceMs)
+    return yield* close(session, warm)
+  }
+  if (warm.gone) return yield* close(session, warm)
+  session.idle = yield* closeWhenIdle(session, warm)
+})
+
+/** Whether the process holds the conversation the turn continues; a new conversation never reuses one. */
+const reusable = <D>(warm: Warm<D>, turn: TurnInput) =>
+  !warm.gone && warm.providerSessionId !== undefined && warm.providerSessionId === turn.providerSessionId
+
+/** The turn's events, from the process that holds its conversation (or a new one); holds the lock until it ends. */
+const send = Effect.fnUntraced(function* <D extends TurnDecoder>(session: Session<D>, turn: TurnInput) {
+  yield* Semaphore.takeScoped(session.lock, 1)
+  if (session.idle !== undefined) yield* Fiber.interrupt(session.idle)
+  session.idle = undefined
+  const running: Turn<D> = {
+    decoder: session.spec.decoder(),
+    events: yield* Queue.unbounded<ProviderEvent, PedelecError | Cause.Done>(),
+    ended: yield* Deferred.make<void>(),
+    interrupted: false
+  }
+  let warm = session.current
+  // Checked and taken in one step: a death noticed later still finds the turn and fails it.
+  if (warm !== undefined && reusable(warm, turn)) warm.turn = running
+  else {
+    if (warm !== undefined) yield* close(session, warm)
+    warm = session.current = yield* start(session, turn.providerSessionId, running)
+  }
+  const taken = warm
+  yield* Effect.addFinalizer(() =>
+    Effect.andThen(afterTurn(session, taken, running), reportTurn(session.spec, running.decoder))
+  )
+  yield* Queue.offer(taken.input, lineOf(session.spec.message(turn)))
+  return Stream.fromQueue(running.events)
+})
 
 export const makeWarmProcess = <D extends TurnDecoder>(
   spec: WarmProcessSpec<D>
 ): Effect.Effect<SessionProcess, never, AgentProcess | Scope.Scope> =>
   Effect.gen(function* () {
-    const agent = yield* AgentProcess
-    const sessionScope = yield* Effect.scope
-    /** One turn at a time; a process is started, replaced or closed only while holding it. */
-    const lock = yield* Semaphore.make(1)
-    const open = new Set<Warm<D>>()
-    let current: Warm<D> | undefined
-    let idle: Fiber.Fiber<void> | undefined
-
-    const endTurn = (turn: Turn<D>, last: Effect.Effect<unknown>) =>
-      Effect.andThen(Deferred.succeed(turn.ended, undefined), last)
-
-    /** Decodes a line for the running turn; what the CLI prints between turns answers nothing and is dropped. */
-    const route = (warm: Warm<D>, line: OutputLine) =>
-      Effect.gen(function* () {
-        const turn = warm.turn
-        if (turn === undefined) return
-        for (const event of turn.decoder.decode(line)) {
-          if (event.type === "session") warm.providerSessionId = event.providerSessionId
-          if (!isTerminal(event)) {
-            yield* Queue.offer(turn.events, event)
-            continue
-          }
-          warm.turn = undefined
-          // An interrupted turn ends quietly: whoever interrupted it reports the cancellation.
-          const last = turn.interrupted && event.type === "error" ? [] : [event]
-          yield* endTurn(turn, Queue.offerAll(turn.events, last).pipe(Effect.andThen(Queue.end(turn.events))))
-          break
-        }
-      })
-
-    /** The output is over, so the CLI died: whatever it left is killed, and its running turn fails with the reason. */
-    const outputEnded = (warm: Warm<D>, lines: Exit.Exit<void, PedelecError>) =>
-      Effect.gen(function* () {
-        warm.gone = true
-        yield* warm.handle.terminate
-        const turn = warm.turn
-        if (turn === undefined) return
-        warm.turn = undefined
-        if (Exit.isFailure(lines)) return yield* endTurn(turn, Queue.failCause(turn.events, lines.cause))
-        if (turn.interrupted) return yield* endTurn(turn, Queue.end(turn.events))
-        const outcome = unfinishedTurn(spec, yield* warm.handle.exit, yield* warm.handle.stderrTail, turn.decoder)
-        return yield* endTurn(
-          turn,
-          outcome instanceof PedelecError
-            ? Queue.fail(turn.events, outcome)
-            : Queue.offerAll(turn.events, outcome).pipe(Effect.andThen(Queue.end(turn.events)))
-        )
-      }).pipe(Effect.uninterruptible)
-
-    /** A process for `turn`, which it holds before its first line can be read (a CLI may die before reading). */
-    const start = (providerSessionId: string | undefined, turn: Turn<D>) =>
-      Effect.gen(function* () {
-        const scope = yield* Scope.make()
-        const input = yield* Queue.unbounded<Uint8Array, Cause.Done>()
-        const handle = yield* agent
-          .spawn({ provider: spec.provider, ...spec.spawn(providerSessionId), stdin: Stream.fromQueue(input) })
-          .pipe(
-            Scope.provide(scope),
-            Effect.onError(() => Scope.close(scope, Exit.void))
-          )
-        const warm: Warm<D> = { handle, scope, input, providerSessionId, turn, gone: false }
-        open.add(warm)
-        yield* handle.lines.pipe(
-          Stream.runForEach((line) => route(warm, line)),
-          Effect.exit,
-          Effect.flatMap((exit) => outputEnded(warm, exit)),
-          Effect.forkIn(scope)
-        )
-        return warm
-      })
-
-    /** Stdin closes so a CLI between turns exits on its own; then the kill sequence for whatever is left. */
-    const close = (warm: Warm<D>) =>
-      Effect.gen(function* () {
-        if (current === warm) current = undefined
-        warm.gone = true
-        const turn = warm.turn
-        warm.turn = undefined
-        if (turn !== undefined) {
-          const stopped = PedelecError.fromCode("PROVIDER_FAILED", "provider", {
-            details: { provider: spec.provider, reason: `${spec.label} was stopped before it finished the turn` }
-          })
-          yield* endTurn(turn, turn.interrupted ? Queue.end(turn.events) : Queue.fail(turn.events, stopped))
-        }
-        yield* Queue.end(warm.input)
-        if (turn === undefined) yield* Effect.timeoutOption(warm.handle.exit, CLOSE_WAIT_MS)
-        yield* Scope.close(warm.scope, Exit.void)
-        open.delete(warm)
-      }).pipe(Effect.uninterruptible)
-    yield* Effect.addFinalizer(() => Effect.forEach([...open], close, { discard: true }))
-
-    const interruptTurn = (warm: Warm<D>, turn: Turn<D>) =>
-      Effect.andThen(
-        Effect.sync(() => (turn.interrupted = true)),
-        spec.interruptMessage === undefined
-          ? warm.handle.interrupt
-          : Queue.offer(warm.input, lineOf(spec.interruptMessage()))
-      )
-
-    const closeWhenIdle = (warm: Warm<D>) =>
-      Effect.sleep(spec.idleTimeoutMs).pipe(
-        Effect.andThen(
-          lock.withPermits(1)(Effect.suspend(() => (warm.turn === undefined ? close(warm) : Effect.void)))
-        ),
-        Effect.forkIn(sessionScope)
-      )
-
-    const afterTurn = (warm: Warm<D>, turn: Turn<D>) =>
-      Effect.gen(function* () {
-        if (!(yield* Deferred.isDone(turn.ended))) {
-          // Stopped mid-turn. The CLI's own interrupt lets it record the interruption in the conversation the next
-          // process resumes; the process goes anyway, since a stopped turn must leave no process behind.
-          yield* interruptTurn(warm, turn)
-          yield* Effect.timeoutOption(Deferred.await(turn.ended), spec.interruptGraceMs)
-          return yield* close(warm)
-        }
-        if (warm.gone) return yield* close(warm)
-        idle = yield* closeWhenIdle(warm)
-      })
-
-    /** Whether the process holds the conversation the turn continues; a new conversation never reuses one. */
-    const reusable = (warm: Warm<D>, turn: TurnInput) =>
-      !warm.gone && warm.providerSessionId !== undefined && warm.providerSessionId === turn.providerSessionId
-
-    const send = (turn: TurnInput): Stream.Stream<ProviderEvent, PedelecError> =>
-      Stream.unwrap(
-        Effect.gen(function* () {
-          yield* Semaphore.takeScoped(lock, 1)
-          if (idle !== undefined) yield* Fiber.interrupt(idle)
-          idle = undefined
-          const running: Turn<D> = {
-            decoder: spec.decoder(),
-            events: yield* Queue.unbounded<ProviderEvent, PedelecError | Cause.Done>(),
-            ended: yield* Deferred.make<void>(),
-            interrupted: false
-          }
-          let warm = current
-          // Checked and taken in one step: a death noticed later still finds the turn and fails it.
-          if (warm !== undefined && reusable(warm, turn)) warm.turn = running
-          else {
-            if (warm !== undefined) yield* close(warm)
-            warm = current = yield* start(turn.providerSessionId, running)
-          }
-          yield* Effect.addFinalizer(() => Effect.andThen(afterTurn(warm, running), reportTurn(spec, running.decoder)))
-          yield* Queue.offer(warm.input, lineOf(spec.message(turn)))
-          return Stream.fromQueue(running.events)
-        })
-      )
-
+    const session: Session<D> = {
+      spec,
+      agent: yield* AgentProcess,
+      scope: yield* Effect.scope,
+      lock: yield* Semaphore.make(1),
+      open: new Set(),
+      current: undefined,
+      idle: undefined
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach([...session.open], (warm) => close(session, warm), { discard: true })
+    )
     const interrupt = Effect.suspend(() => {
+      const { current } = session
       const turn = current?.turn
-      return current === undefined || turn === undefined ? Effect.void : interruptTurn(current, turn)
+      return current === undefined || turn === undefined ? Effect.void : interruptTurn(spec, current, turn)
     })
-
     const processes = Effect.suspend(() =>
       Effect.map(
-        Effect.forEach([...open], (warm) => warm.handle.processes),
+        Effect.forEach([...session.open], (warm) => warm.handle.processes),
         (lists) => lists.flat()
       )
     )
-
-    return { send, interrupt, processes } satisfies SessionProcess
+    return {
+      send: (turn: TurnInput) => Stream.unwrap(send(session, turn)),
+      interrupt,
+      processes
+    } satisfies SessionProcess
   })
