@@ -15,6 +15,7 @@ import path from "node:path"
 import type { Readable } from "node:stream"
 import { type AssetInfo, AssetPath } from "@pedelec/contracts/Assets"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
+import { rulesOf, samePath } from "@pedelec/path-guard/Inside"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -72,8 +73,8 @@ const FILE_MODE = 0o600
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0
 /** Read in large chunks: a download is one file to one socket. */
 const READ_CHUNK = 256 * 1024
-const foldCase = process.platform === "darwin" || process.platform === "win32"
-const samePath = (a: string, b: string) => (foldCase ? a.toLowerCase() === b.toLowerCase() : a === b)
+/** Real paths compared as this platform's file systems compare names. */
+const RULES = rulesOf(process.platform)
 const isAssetPath = Schema.is(AssetPath)
 
 const pathInvalid = (assetPath: string, reason: string) =>
@@ -133,7 +134,7 @@ const runtimeFolder = Effect.fnUntraced(function* (workspace: string, sub: strin
   }
   const real = yield* io("realpath", () => realpath(folder))
   const expected = path.join(yield* io("realpath", () => realpath(workspace)), RUNTIME_DIR, sub)
-  if (!samePath(real, expected))
+  if (!samePath(real, expected, RULES))
     return yield* Effect.fail(pathInvalid(shown, `${RUNTIME_DIR}/${sub} resolves outside the workspace`))
   return { folder, real }
 })
@@ -168,7 +169,7 @@ const locate = Effect.fnUntraced(function* (workspace: string, assetPath: AssetP
   const target = path.join(current, fileName)
   if (missing) return { target, stats: undefined }
   const realParent = yield* io("realpath", () => realpath(current))
-  if (!samePath(realParent, path.join(root.real, ...segments)))
+  if (!samePath(realParent, path.join(root.real, ...segments), RULES))
     return yield* Effect.fail(pathInvalid(assetPath, "it resolves outside the assets folder"))
   const stats = yield* lstatOrUndefined(target)
   if (stats === undefined) return mode === "read" ? yield* Effect.fail(notFound(assetPath)) : { target, stats }

@@ -11,6 +11,7 @@ import path from "node:path"
 import { SessionId } from "@pedelec/contracts/Ids"
 import { PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
 import type { WorkspaceInfo } from "@pedelec/contracts/Session"
+import { isInside, rulesOf } from "@pedelec/path-guard/Inside"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
@@ -93,11 +94,9 @@ export const pathRuleViolation = (
   const win = context.platform === "win32"
   const paths = win ? path.win32 : path.posix
   // Windows and (by default) macOS file systems ignore case, so `/USR` is `/usr` there.
-  const fold = (text: string) => (win || context.platform === "darwin" ? text.toLowerCase() : text)
-  const within = (parent: string, child: string) => {
-    const rel = paths.relative(fold(parent), fold(child))
-    return rel === "" || (rel !== ".." && !rel.startsWith(`..${paths.sep}`) && !paths.isAbsolute(rel))
-  }
+  const rules = rulesOf(context.platform)
+  const fold = (text: string) => (rules.ignoreCase ? text.toLowerCase() : text)
+  const within = (parent: string, child: string) => isInside(parent, child, rules)
   const fail = (rule: RuleViolation["rule"], reason: string) => ({ canonical: candidate, violation: { rule, reason } })
   if (candidate.length === 0 || candidate.length > 4096 || candidate.includes("\0"))
     return fail("absolute", "it is empty, longer than 4096 characters or contains a NUL character")
