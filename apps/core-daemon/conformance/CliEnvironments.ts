@@ -1,6 +1,6 @@
 // How each pinned CLI is pointed at the scripted model server: its home, config files and environment, all under a
-// temp root (never the user's). Shared by the live conformance suite and the provider bench (apps/core-daemon/bench), so
-// both run the CLIs exactly alike.
+// temp root (never the user's). Shared by the live conformance suite and the provider bench
+// (tools/bench/Providers.ts), so both run the CLIs exactly alike.
 import { mkdir, writeFile } from "node:fs/promises"
 import path from "node:path"
 import type { ModelServer } from "@pedelec/test-kit/model-server/ModelServer"

@@ -1,9 +1,11 @@
 /**
- * bench-page — the bench's side of the test page, bundled by BenchPage and run beside the probe: the raw echo
+ * bench-page — the bench's side of the test page, bundled by PageRuns and run beside apps/e2e's probe: the raw echo
  * measurements (a port straight to the echo relay extension) and the Pedelec turns, each timed inside the page so
  * that no Playwright round trip is in a figure. `evaluate` bodies only call these. Browser code: no node imports.
  */
 /// <reference types="chrome" />
+// Type only: the probe is its own script on the page (window.e2e); bundling it in here would run it twice.
+import type { Probe } from "@pedelec/e2e/src/page/probe"
 
 export interface EchoRun {
   /** performance.now() from the first post to the last reply. */
@@ -104,7 +106,8 @@ const bench = {
 
   /** Runs one turn on a kept session with an `echo` handler that answers at once; every delta and chat timed. */
   turn: async (sessionId: string, text: string): Promise<TurnRun> => {
-    const session = window.e2e.session(sessionId)
+    const probe: Probe = window.e2e
+    const session = probe.session(sessionId)
     const deltas: Array<Arrival> = []
     const chats: Array<Arrival> = []
     const chatTexts: Array<string> = []

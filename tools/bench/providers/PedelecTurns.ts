@@ -1,20 +1,16 @@
-// The Pedelec side of the provider bench: a host client on a running Core opens one session of a provider and sends
-// text turns one after the other, as a page would, timing each from session.send_text to the turn's first event and
-// to its turn_completed. Only turn 1 starts a provider session; the later ones resume it.
+/**
+ * PedelecTurns — the Pedelec side of the providers scenario: a host client on a running Core opens one session of a
+ * provider and sends text turns one after the other, as a page would, timing each from session.send_text to the
+ * turn's first event and to its turn_completed. Only turn 1 starts a provider session; the later ones resume it.
+ * It does not start the Core (its caller does) nor time the bare CLI (BareCli).
+ */
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { SessionId, TurnId } from "@pedelec/contracts/Ids"
+import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
+import { completionOf, type Events, isStatus, ORIGIN, openSession } from "@pedelec/core-daemon/test/harness"
 import * as Effect from "effect/Effect"
-import {
-  completionOf,
-  type Events,
-  type HostClient,
-  hostClient,
-  isStatus,
-  ORIGIN,
-  openSession,
-  type RunningCore
-} from "../test/harness.ts"
+import { type HostClient, hostClient } from "../BenchCore.ts"
 
 /** Milliseconds from session.send_text, and Core's own clock from the turn's last message to its completion. */
 export interface PedelecTurn {
@@ -52,14 +48,14 @@ const timedTurn = (client: HostClient, events: Events, sessionId: SessionId, tex
 
 /** One session of `turns` timed text turns, ended afterwards so its processes and workspace go. */
 export const pedelecSession = (
-  core: RunningCore,
+  info: CoreRuntimeInfo,
   provider: { readonly code: ProviderCode; readonly model?: string },
   text: string,
   turns: number,
   timeoutMs: number
 ): Promise<Array<PedelecTurn>> =>
   Effect.gen(function* () {
-    const client = yield* hostClient(core.info)
+    const client = yield* hostClient(info)
     const input = { provider: provider.code, ...(provider.model === undefined ? {} : { model: provider.model }) }
     const { sessionId, events } = yield* openSession(client, input)
     const timed: Array<PedelecTurn> = []

@@ -1,38 +1,28 @@
-// `tsx apps/core-daemon/bench/assets.ts` (after `npx nx run-many -t build`): a 50 MiB asset uploaded and downloaded
-// through the real Core's asset server with tickets, next to a bare node:http server on loopback in the same run, so
-// the ratio is Pedelec's cost where absolute MB/s (a shared box, its disk) mean little.
-//   Pedelec: a real built Core (temp PEDELEC_HOME) and a scripted session; per run one `asset.upload_ticket` RPC and
-//   a PUT of the body, one `asset.download_ticket` RPC and a GET, timed with and without the ticket RPC.
-//   Bare: a node:http server in a second Node process that streams a PUT body to a temp file and renames it into
-//   place, and streams a GET from that file: the same disk work and process hop, without tickets or checks.
-// Both sides get the same client: node:http on 127.0.0.1, the body sent from one buffer in 1 MiB slices, a download
-// counted and dropped. Runs alternate sides; medians of RUNS runs.
+/**
+ * Assets — the `assets` scenario: a 50 MiB asset uploaded and downloaded through the real Core's asset server with
+ * tickets, next to a bare node:http server on loopback in the same run, so the ratio is Pedelec's cost where
+ * absolute MB/s (a shared box, its disk) mean little.
+ *   Pedelec: a real built Core (temp PEDELEC_HOME) and a scripted session; per run one `asset.upload_ticket` RPC and
+ *   a PUT of the body, one `asset.download_ticket` RPC and a GET, timed with and without the ticket RPC.
+ *   Bare: a node:http server in a second Node process that streams a PUT body to a temp file and renames it into
+ *   place, and streams a GET from that file: the same disk work and process hop, without tickets or checks.
+ * Both sides get the same client: node:http on 127.0.0.1, the body sent from one buffer in 1 MiB slices, a download
+ * counted and dropped. Runs alternate sides; medians of RUNS runs. It does not test the asset rules (the suites do).
+ */
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { rm } from "node:fs/promises"
 import { request } from "node:http"
 import { ASSET_TICKET_HEADER, type AssetPath } from "@pedelec/contracts/Assets"
 import * as Effect from "effect/Effect"
-import {
-  hostClient,
-  ORIGIN,
-  openSession,
-  type RunningCore,
-  removeHome,
-  startCore,
-  stopCore,
-  tempDir
-} from "../test/harness.ts"
+import { type BenchCore, hostClient, ORIGIN, tempDir, withCore } from "./BenchCore.ts"
+import { type Results, report } from "./Report.ts"
+import { median } from "./Stats.ts"
 
 const MiB = 1024 * 1024
 const SIZE = 50 * MiB
 const RUNS = 7
 const SLICE = MiB
-
-// Not console: Biome keeps console out of apps; a report is plain stdout lines.
-const say = (line: string) => process.stdout.write(`${line}\n`)
-
-const median = (samples: ReadonlyArray<number>) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)]!
 
 /** One request on loopback: the body from `data` in slices, the answer counted. Resolves with ms and bytes read. */
 const transfer = (url: string, method: "PUT" | "GET", headers: Record<string, string>, data?: Buffer) =>
@@ -132,11 +122,12 @@ interface Samples {
   readonly getWithTicket: Array<number>
 }
 
-const pedelecRuns = (core: RunningCore, data: Buffer, runs: number, samples: Samples) =>
+const pedelecRuns = (core: BenchCore, data: Buffer, runs: number, samples: Samples) =>
   Effect.scoped(
     Effect.gen(function* () {
       const client = yield* hostClient(core.info)
-      const { sessionId } = yield* openSession(client, {}, { claimTools: false })
+      const input = { provider: "scripted" as const, autoEndOnDisconnect: false }
+      const { sessionId } = yield* client["session.create"]({ origin: ORIGIN, input })
       const assetPath = "bench/run.bin" as AssetPath
       const run = Effect.gen(function* () {
         const t0 = performance.now()
@@ -183,41 +174,58 @@ const rate = (ms: number) => SIZE / MiB / (ms / 1000)
 const cell = (samples: ReadonlyArray<number>) =>
   `${rate(median(samples)).toFixed(0).padStart(6)} MiB/s (${median(samples).toFixed(0)} ms)`
 
-const main = async () => {
+const noSamples = (): Samples => ({ put: [], get: [], putWithTicket: [], getWithTicket: [] })
+
+/** Untimed warm-up of both sides (JIT, page cache, the first session), then RUNS rounds, alternating who goes first. */
+const measure = async (core: BenchCore, bareUrl: string, data: Buffer) => {
+  const pedelec = noSamples()
+  const floor = noSamples()
+  await bareRun(bareUrl, data, noSamples())
+  await Effect.runPromise(pedelecRuns(core, data, 1, noSamples()))
+  for (let round = 0; round < RUNS; round++) {
+    const sides = [() => Effect.runPromise(pedelecRuns(core, data, 1, pedelec)), () => bareRun(bareUrl, data, floor)]
+    for (const side of round % 2 === 0 ? sides : sides.reverse()) await side()
+  }
+  return { pedelec, floor }
+}
+
+export const assets = async (results: Results): Promise<void> => {
   const dir = await tempDir("pedelec-bench-assets-")
   const data = randomBytes(SIZE)
   const bare = await bareServer(dir)
-  const core = await startCore()
-  const pedelec: Samples = { put: [], get: [], putWithTicket: [], getWithTicket: [] }
-  const floor: Samples = { put: [], get: [], putWithTicket: [], getWithTicket: [] }
+  let measured: Awaited<ReturnType<typeof measure>>
   try {
-    // Untimed warm-up of both sides (JIT, page cache, the first session).
-    await bareRun(bare.url, data, { put: [], get: [], putWithTicket: [], getWithTicket: [] })
-    await Effect.runPromise(pedelecRuns(core, data, 1, { put: [], get: [], putWithTicket: [], getWithTicket: [] }))
-    for (let round = 0; round < RUNS; round++) {
-      const sides = [() => Effect.runPromise(pedelecRuns(core, data, 1, pedelec)), () => bareRun(bare.url, data, floor)]
-      for (const side of round % 2 === 0 ? sides : sides.reverse()) await side()
-    }
+    measured = await withCore("pedelec-bench-assets-core-", (core) => measure(core, bare.url, data))
   } finally {
-    await stopCore(core)
-    await removeHome(core.home)
     await bare.close()
     await rm(dir, { recursive: true, force: true })
   }
-  say(`assets: ${SIZE / MiB} MiB over loopback, median of ${RUNS} runs per side (node ${process.version})`)
-  say(`  ${"".padEnd(40)} ${"upload (PUT)".padEnd(26)} download (GET)`)
-  say(`  ${"Pedelec, transfer only".padEnd(40)} ${cell(pedelec.put).padEnd(26)} ${cell(pedelec.get)}`)
-  say(
-    `  ${"Pedelec, ticket RPC + transfer".padEnd(40)} ${cell(pedelec.putWithTicket).padEnd(26)} ${cell(pedelec.getWithTicket)}`
+  const { pedelec, floor } = measured
+  const out = report(results, 40)
+  out.say(`assets: ${SIZE / MiB} MiB over loopback, median of ${RUNS} runs per side (node ${process.version})`)
+  out.columns("", ["upload (PUT)", "download (GET)"], 26)
+  out.columns("Pedelec, transfer only", [cell(pedelec.put), cell(pedelec.get)], 26)
+  out.columns("Pedelec, ticket RPC + transfer", [cell(pedelec.putWithTicket), cell(pedelec.getWithTicket)], 26)
+  out.columns("bare node:http (temp file + rename)", [cell(floor.put), cell(floor.get)], 26)
+  const throughput = (name: string, ours: ReadonlyArray<number>, base: ReadonlyArray<number>) => ({
+    name,
+    value: rate(median(ours)) / rate(median(base))
+  })
+  out.say("  throughput ratios (Pedelec / bare)")
+  out.factors(
+    "transfer only",
+    [
+      throughput("asset_upload_vs_bare", pedelec.put, floor.put),
+      throughput("asset_download_vs_bare", pedelec.get, floor.get)
+    ],
+    26
   )
-  say(`  ${"bare node:http (temp file + rename)".padEnd(40)} ${cell(floor.put).padEnd(26)} ${cell(floor.get)}`)
-  const times = (ours: ReadonlyArray<number>, base: ReadonlyArray<number>) =>
-    `${(rate(median(ours)) / rate(median(base))).toFixed(2)}×`
-  say("  throughput ratios (Pedelec / bare)")
-  say(`  ${"transfer only".padEnd(40)} ${times(pedelec.put, floor.put).padEnd(26)} ${times(pedelec.get, floor.get)}`)
-  say(
-    `  ${"ticket RPC + transfer".padEnd(40)} ${times(pedelec.putWithTicket, floor.put).padEnd(26)} ${times(pedelec.getWithTicket, floor.get)}`
+  out.factors(
+    "ticket RPC + transfer",
+    [
+      throughput("asset_upload_with_ticket_vs_bare", pedelec.putWithTicket, floor.put),
+      throughput("asset_download_with_ticket_vs_bare", pedelec.getWithTicket, floor.get)
+    ],
+    26
   )
 }
-
-await main()

@@ -1,0 +1,70 @@
+/**
+ * Ipc — the `ipc` scenario: one Core IPC request (host role, authenticated, NDJSON, `session.list`) next to a raw
+ * line echo over a Unix socket served by another Node process, the floor any local IPC stands on. It does not
+ * spawn anything per request (Cli does) nor go through a browser (Chain does).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import net from "node:net"
+import os from "node:os"
+import path from "node:path"
+import * as Effect from "effect/Effect"
+import { type BenchCore, hostClient, withCore } from "./BenchCore.ts"
+import { type Results, report } from "./Report.ts"
+import { stats } from "./Stats.ts"
+
+const REQUESTS = 300
+
+/** A line-echo server in its own process, like Core is: the floor for one request over a Unix socket. */
+const startEcho = async (socketPath: string): Promise<ChildProcess> => {
+  const code = `require("node:net").createServer((s)=>s.pipe(s)).listen(${JSON.stringify(socketPath)},()=>console.log("up"))`
+  const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] })
+  await new Promise<void>((resolve) => child.stdout?.once("data", () => resolve()))
+  return child
+}
+
+/** Sequential round trips of a line the size of a Core request. */
+const echoRoundTrips = async (socketPath: string) => {
+  const socket = net.connect(socketPath)
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()))
+  const samples: Array<number> = []
+  for (let i = 0; i < REQUESTS; i++) {
+    const started = performance.now()
+    await new Promise<void>((resolve) => {
+      socket.once("data", () => resolve())
+      socket.write(`{"_tag":"Request","id":"${i}","tag":"session.list","payload":{},"headers":[]}\n`)
+    })
+    samples.push(performance.now() - started)
+  }
+  socket.destroy()
+  return samples
+}
+
+const coreRequests = (core: BenchCore) =>
+  Effect.gen(function* () {
+    const client = yield* hostClient(core.info)
+    const samples: Array<number> = []
+    for (let i = 0; i < REQUESTS; i++) {
+      const started = performance.now()
+      yield* client["session.list"]({})
+      samples.push(performance.now() - started)
+    }
+    return samples
+  }).pipe(Effect.scoped, Effect.runPromise)
+
+export const ipc = async (results: Results): Promise<void> => {
+  const { echo, core } = await withCore("pedelec-bench-ipc-", async (running) => {
+    const echoServer = await startEcho(path.join(running.home, "echo.sock"))
+    try {
+      const echo = stats(await echoRoundTrips(path.join(running.home, "echo.sock")))
+      return { echo, core: stats(await coreRequests(running)) }
+    } finally {
+      echoServer.kill()
+    }
+  })
+  const out = report(results, 44)
+  out.say(`Pedelec bench: Core IPC (${os.cpus().length} cores, node ${process.version})`)
+  out.row("raw Unix-socket line echo", echo)
+  out.row("Core IPC request (session.list, host role)", core)
+  out.say("ratios")
+  out.ratio("Core IPC request / raw socket echo", core, echo, ["core_ipc_p50_vs_raw_echo", "core_ipc_p99_vs_raw_echo"])
+}

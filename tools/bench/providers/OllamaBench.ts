@@ -1,0 +1,77 @@
+/**
+ * OllamaBench — the ollama rows of the providers scenario: Pedelec's own loop (pedelec-agent, one process per turn,
+ * through the real Core) next to the floor an Ollama client cannot go below, one streaming POST /api/chat from this
+ * process to the same scripted server, timed to its first text line and its `done` line. The difference is
+ * pedelec-agent's start, its /api/show and tool listing, and Core. It does not print (Providers does).
+ */
+import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
+import { startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
+import * as Effect from "effect/Effect"
+import { type BenchCore, hostClient, withCore } from "../BenchCore.ts"
+import { type PedelecTurn, pedelecSession } from "./PedelecTurns.ts"
+
+const MODEL = "scripted-model"
+
+export interface OllamaMeasured {
+  readonly turn1: Array<PedelecTurn>
+  readonly later: Array<PedelecTurn>
+  readonly direct: Array<{ readonly firstText: number; readonly done: number }>
+}
+
+/** One streaming /api/chat: milliseconds to the first line carrying text and to the `done` line. */
+const directChat = async (baseUrl: string, text: string) => {
+  const started = performance.now()
+  const response = await fetch(`${baseUrl}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer ollama" },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: text }], tools: [], stream: true })
+  })
+  let firstText = Number.NaN
+  let buffered = ""
+  // A reader, not `for await`: the page types the bench also compiles with give web streams no async iterator.
+  const reader = response.body?.pipeThrough(new TextDecoderStream()).getReader()
+  for (let chunk = await reader?.read(); chunk !== undefined && !chunk.done; chunk = await reader?.read()) {
+    buffered += chunk.value
+    for (let newline = buffered.indexOf("\n"); newline !== -1; newline = buffered.indexOf("\n")) {
+      const line = JSON.parse(buffered.slice(0, newline)) as { message?: { content?: string }; done?: boolean }
+      buffered = buffered.slice(newline + 1)
+      if (Number.isNaN(firstText) && (line.message?.content ?? "") !== "") firstText = performance.now() - started
+      if (line.done === true) return { firstText, done: performance.now() - started }
+    }
+  }
+  throw new Error("the scripted server's stream ended without a done line")
+}
+
+/** Core's settings point the ollama provider at the scripted server, with the API key it expects. */
+const configure = (core: BenchCore, baseUrl: string) =>
+  Effect.gen(function* () {
+    const client = yield* hostClient(core.info)
+    const settings = { ...DEFAULT_SETTINGS, ollama: { baseUrl, timeoutMs: 60_000 } }
+    yield* client["settings.set"]({ settings })
+    yield* client["settings.set_secret"]({ name: "ollamaApiKey", value: "ollama" })
+  }).pipe(Effect.scoped, Effect.runPromise)
+
+export const measureOllama = async (
+  text: string,
+  sessions: number,
+  turns: number,
+  timeoutMs: number
+): Promise<OllamaMeasured> => {
+  const server = await startModelServer()
+  try {
+    return await withCore("pedelec-bench-ollama-", async (core) => {
+      await configure(core, server.url)
+      const measured: OllamaMeasured = { turn1: [], later: [], direct: [] }
+      // The scripted server answers "TEXT[…]END" only when tools are offered; a plain chat gets its default text.
+      for (let round = 0; round < sessions; round++) {
+        const timed = await pedelecSession(core.info, { code: "ollama", model: MODEL }, text, turns, timeoutMs)
+        measured.turn1.push(timed[0]!)
+        measured.later.push(...timed.slice(1))
+        for (let turn = 0; turn < turns; turn++) measured.direct.push(await directChat(server.url, text))
+      }
+      return measured
+    })
+  } finally {
+    await server.close()
+  }
+}
