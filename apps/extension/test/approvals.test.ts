@@ -12,13 +12,13 @@ import * as TestClock from "effect/testing/TestClock"
 import { type ApprovalAsk, Approvals } from "../src/approval/Approvals.ts"
 import { Grants } from "../src/approval/Grants.ts"
 import { Chrome } from "../src/browser/Chrome.ts"
-import { FakeChrome, waitUntil } from "./fakeChrome.ts"
+import { FakeChromeApi, waitUntil } from "./FakeChromeApi.ts"
 
 const A = "https://a.example" as Origin
 const B = "http://127.0.0.1:8123" as Origin
 
 const setup = () => {
-  const fake = new FakeChrome()
+  const fake = new FakeChromeApi()
   const layer = Layer.mergeAll(Approvals.layer, Grants.layer).pipe(
     Layer.provideMerge(Grants.layer),
     Layer.provideMerge(Chrome.layerWith(fake))
@@ -28,14 +28,14 @@ const setup = () => {
 
 const askFor = (origin: Origin, extra: Partial<ApprovalAsk> = {}): ApprovalAsk => ({
   origin,
-  method: "create_session",
+  method: "session.create",
   askOrigin: true,
   provider: "codex",
   ...extra
 })
 
 /** Starts an ask and waits for its window; answers the fiber and the window's ticket. */
-const openAsk = (fake: FakeChrome, ask: ApprovalAsk) =>
+const openAsk = (fake: FakeChromeApi, ask: ApprovalAsk) =>
   Effect.gen(function* () {
     const approvals = yield* Approvals
     const before = fake.popups.length

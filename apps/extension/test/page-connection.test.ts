@@ -16,7 +16,7 @@ import { InternalRequests } from "../src/internal/InternalRequests.ts"
 import { PagePorts } from "../src/page/PagePorts.ts"
 import { PortMailbox } from "../src/page/PortMailbox.ts"
 import { workerLayer } from "../src/WorkerLayer.ts"
-import { FakeChrome, type FakePort, waitUntil } from "./fakeChrome.ts"
+import { FakeChromeApi, type FakeWorkerPort, waitUntil } from "./FakeChromeApi.ts"
 
 const A = "https://a.example" as Origin
 const B = "http://127.0.0.1:4321" as Origin
@@ -46,13 +46,13 @@ const chat = (sessionId: string, seq: number) => ({
 
 type Posted = Record<string, unknown> & { kind: string; id?: string; ok?: boolean; error?: { code: string } }
 
-const run = <A, E>(body: (fake: FakeChrome) => Effect.Effect<A, E, PagePorts | Grants | InternalRequests>) => {
-  const fake = new FakeChrome()
+const run = <A, E>(body: (fake: FakeChromeApi) => Effect.Effect<A, E, PagePorts | Grants | InternalRequests>) => {
+  const fake = new FakeChromeApi()
   return body(fake).pipe(Effect.provide(workerLayer(Chrome.layerWith(fake))))
 }
 
 /** A page connects; messages it sends before the worker is ready must not be lost (P4). */
-const connect = (fake: FakeChrome, origin: string, early: ReadonlyArray<unknown> = []) =>
+const connect = (fake: FakeChromeApi, origin: string, early: ReadonlyArray<unknown> = []) =>
   Effect.gen(function* () {
     const port = fake.page(origin)
     const mailbox = new PortMailbox(port)
@@ -62,15 +62,15 @@ const connect = (fake: FakeChrome, origin: string, early: ReadonlyArray<unknown>
   })
 
 const request = (id: string, method: string, params: unknown = {}) => ({ kind: "request", id, method, params })
-const posted = (port: FakePort) => port.posted as Array<Posted>
-const responseTo = (port: FakePort, id: string) =>
+const posted = (port: FakeWorkerPort) => port.posted as Array<Posted>
+const responseTo = (port: FakeWorkerPort, id: string) =>
   Effect.gen(function* () {
     yield* waitUntil(() => posted(port).some((m) => m.kind === "response" && m.id === id), `a response to ${id}`)
     return posted(port).find((m) => m.kind === "response" && m.id === id)!
   })
-const hostRequests = (native: FakePort) =>
+const hostRequests = (native: FakeWorkerPort) =>
   native.posted as Array<{ kind: string; id: string; origin?: string; method: string; params: Record<string, unknown> }>
-const lastHostRequest = (native: FakePort, method: string) =>
+const lastHostRequest = (native: FakeWorkerPort, method: string) =>
   Effect.gen(function* () {
     yield* waitUntil(() => hostRequests(native).some((r) => r.method === method), `a ${method} to the host`)
     return [...hostRequests(native)].reverse().find((r) => r.method === method)!
@@ -82,8 +82,8 @@ describe("a page port", () => {
     run((fake) =>
       Effect.gen(function* () {
         const page = yield* connect(fake, A, [
-          request("h1", "hello", { protocolVersion: PROTOCOL_VERSION, sdkVersion: "0.1.0" }),
-          request("h2", "hello", { protocolVersion: PROTOCOL_VERSION + 1, sdkVersion: "9.0.0" })
+          request("h1", "extension.hello", { protocolVersion: PROTOCOL_VERSION, sdkVersion: "0.1.0" }),
+          request("h2", "extension.hello", { protocolVersion: PROTOCOL_VERSION + 1, sdkVersion: "9.0.0" })
         ])
         const ok = yield* responseTo(page, "h1")
         assert.deepStrictEqual(ok.result, { protocolVersion: PROTOCOL_VERSION, extensionVersion: "9.8.7" })
@@ -99,12 +99,12 @@ describe("a page port", () => {
       Effect.gen(function* () {
         const page = yield* connect(fake, A)
         const calls: ReadonlyArray<readonly [string, unknown]> = [
-          ["list_providers", {}],
-          ["get_settings", {}],
-          ["subscribe", { sessionId: SESSION, afterSeq: 0 }],
-          ["send_text", { sessionId: SESSION, text: "x" }],
-          ["end_session", { sessionId: SESSION }],
-          ["cancel", { sessionId: SESSION }]
+          ["providers.list", {}],
+          ["settings.get", {}],
+          ["session.subscribe", { sessionId: SESSION, afterSeq: 0 }],
+          ["session.send_text", { sessionId: SESSION, text: "x" }],
+          ["session.end", { sessionId: SESSION }],
+          ["session.cancel", { sessionId: SESSION }]
         ]
         const methods = calls.map(([method]) => method)
         calls.forEach(([method, params], index) => {
@@ -114,7 +114,7 @@ describe("a page port", () => {
           const response = yield* responseTo(page, `r${index}`)
           assert.strictEqual(response.error?.code, "APPROVAL_REQUIRED", methods[index])
         }
-        page.emit(request("s1", "get_approval_status"))
+        page.emit(request("s1", "extension.approval_status"))
         const status = yield* responseTo(page, "s1")
         assert.deepStrictEqual(status.result, { installed: true, approved: false, origin: A, appConnected: false })
         assert.strictEqual(fake.nativePorts.length, 0, "an unapproved origin never reaches the native host")
@@ -127,7 +127,7 @@ describe("a page port", () => {
     run((fake) =>
       Effect.gen(function* () {
         const page = yield* connect(fake, A)
-        page.emit(request("c1", "create_session", { input: { provider: "codex" } }))
+        page.emit(request("c1", "session.create", { input: { provider: "codex" } }))
         yield* waitUntil(() => fake.popups.length === 1, "the approval window")
         assert.strictEqual(fake.nativePorts.length, 0, "nothing reaches the host before the user approves")
         yield* TestClock.adjust("1 second")
@@ -141,7 +141,7 @@ describe("a page port", () => {
         yield* waitUntil(() => fake.nativePorts.length === 1, "the native link opens")
         const native = fake.nativePorts[0]!
         assert.strictEqual(native.name, "com.pedelec.host")
-        const create = yield* lastHostRequest(native, "create_session")
+        const create = yield* lastHostRequest(native, "session.create")
         assert.strictEqual(create.origin, A)
         assert.deepStrictEqual(create.params, { input: { provider: "codex" } })
         assert.notStrictEqual(create.id, "c1", "native ids are the worker's own")
@@ -150,8 +150,8 @@ describe("a page port", () => {
         assert.isTrue(created.ok)
         assert.strictEqual((created.result as { sessionId: string }).sessionId, SESSION)
 
-        page.emit(request("sub", "subscribe", { sessionId: SESSION, afterSeq: 0 }))
-        const subscribe = yield* lastHostRequest(native, "subscribe")
+        page.emit(request("sub", "session.subscribe", { sessionId: SESSION, afterSeq: 0 }))
+        const subscribe = yield* lastHostRequest(native, "session.subscribe")
         assert.deepStrictEqual(subscribe.params, { sessionId: SESSION, afterSeq: 0, claimTools: true })
         assert.strictEqual(fake.nativePorts.length, 1, "one native port per page port")
       })
@@ -164,20 +164,20 @@ describe("a page port", () => {
         yield* approve(A)
         const watcher = yield* connect(fake, A)
         const owner = yield* connect(fake, A)
-        watcher.emit(request("w1", "resume_session", { sessionId: SESSION, claimTools: false }))
-        owner.emit(request("o1", "resume_session", { sessionId: SESSION, claimTools: true }))
+        watcher.emit(request("w1", "session.resume", { sessionId: SESSION, claimTools: false }))
+        owner.emit(request("o1", "session.resume", { sessionId: SESSION, claimTools: true }))
         yield* waitUntil(() => fake.nativePorts.length === 2, "two native links")
         for (const [page, native, id] of [
           [watcher, fake.nativePorts[0]!, "w1"],
           [owner, fake.nativePorts[1]!, "o1"]
         ] as const) {
-          const resume = yield* lastHostRequest(native, "resume_session")
+          const resume = yield* lastHostRequest(native, "session.resume")
           native.emit({ kind: "response", id: resume.id, ok: true, result: sessionInfo(SESSION, A) })
           yield* responseTo(page, id)
-          page.emit(request(`${id}-sub`, "subscribe", { sessionId: SESSION, afterSeq: 3 }))
+          page.emit(request(`${id}-sub`, "session.subscribe", { sessionId: SESSION, afterSeq: 3 }))
         }
-        const watching = yield* lastHostRequest(fake.nativePorts[0]!, "subscribe")
-        const owning = yield* lastHostRequest(fake.nativePorts[1]!, "subscribe")
+        const watching = yield* lastHostRequest(fake.nativePorts[0]!, "session.subscribe")
+        const owning = yield* lastHostRequest(fake.nativePorts[1]!, "session.subscribe")
         assert.isFalse(watching.params.claimTools)
         assert.isTrue(owning.params.claimTools)
         assert.strictEqual(fake.popups.length, 0, "an approved origin is not asked again")
@@ -192,12 +192,12 @@ describe("a page port", () => {
         yield* approve(B)
         const pageA = yield* connect(fake, A)
         const pageB = yield* connect(fake, B)
-        pageA.emit(request("same-id", "subscribe", { sessionId: SESSION, afterSeq: 0 }))
-        pageB.emit(request("same-id", "list_providers"))
+        pageA.emit(request("same-id", "session.subscribe", { sessionId: SESSION, afterSeq: 0 }))
+        pageB.emit(request("same-id", "providers.list"))
         yield* waitUntil(() => fake.nativePorts.length === 2, "two native links")
-        const [nativeA, nativeB] = fake.nativePorts as [FakePort, FakePort]
-        const subscription = yield* lastHostRequest(nativeA, "subscribe")
-        const providers = yield* lastHostRequest(nativeB, "list_providers")
+        const [nativeA, nativeB] = fake.nativePorts as [FakeWorkerPort, FakeWorkerPort]
+        const subscription = yield* lastHostRequest(nativeA, "session.subscribe")
+        const providers = yield* lastHostRequest(nativeB, "providers.list")
         assert.strictEqual(subscription.origin, A)
         assert.strictEqual(providers.origin, B)
         nativeB.emit({ kind: "response", id: providers.id, ok: true, result: [] })
@@ -241,12 +241,12 @@ describe("a page port", () => {
       Effect.gen(function* () {
         yield* approve(A)
         const page = yield* connect(fake, A)
-        page.emit(request("big", "list_providers"))
-        page.emit(request("broken", "get_settings"))
+        page.emit(request("big", "providers.list"))
+        page.emit(request("broken", "settings.get"))
         yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
         const native = fake.nativePorts[0]!
-        const list = yield* lastHostRequest(native, "list_providers")
-        const settings = yield* lastHostRequest(native, "get_settings")
+        const list = yield* lastHostRequest(native, "providers.list")
+        const settings = yield* lastHostRequest(native, "settings.get")
         const text = JSON.stringify({ kind: "response", id: list.id, ok: true, result: ["x".repeat(3000)] })
         const parts = [text.slice(0, 1000), text.slice(1000, 2000), text.slice(2000)]
         parts.forEach((data, index) => {
@@ -269,7 +269,7 @@ describe("a page port", () => {
       Effect.gen(function* () {
         yield* approve(A)
         const page = yield* connect(fake, A)
-        page.emit(request("p1", "list_providers"))
+        page.emit(request("p1", "providers.list"))
         yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
         fake.nativePorts[0]!.drop("Specified native messaging host not found.")
         const failed = yield* responseTo(page, "p1")
@@ -278,9 +278,9 @@ describe("a page port", () => {
           browserMessage: "Specified native messaging host not found."
         })
         assert.isFalse(page.disconnected, "the page port stays open")
-        page.emit(request("p2", "list_providers"))
+        page.emit(request("p2", "providers.list"))
         yield* waitUntil(() => fake.nativePorts.length === 2, "a new native link")
-        const retry = yield* lastHostRequest(fake.nativePorts[1]!, "list_providers")
+        const retry = yield* lastHostRequest(fake.nativePorts[1]!, "providers.list")
         fake.nativePorts[1]!.emit({ kind: "response", id: retry.id, ok: true, result: [] })
         assert.isTrue((yield* responseTo(page, "p2")).ok)
       })
@@ -292,14 +292,14 @@ describe("a page port", () => {
       Effect.gen(function* () {
         yield* approve(A)
         const page = yield* connect(fake, A)
-        page.emit(request("sub", "subscribe", { sessionId: SESSION, afterSeq: 0 }))
+        page.emit(request("sub", "session.subscribe", { sessionId: SESSION, afterSeq: 0 }))
         yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
         const native = fake.nativePorts[0]!
-        const subscribe = yield* lastHostRequest(native, "subscribe")
+        const subscribe = yield* lastHostRequest(native, "session.subscribe")
         native.emit({ kind: "response", id: subscribe.id, ok: true, result: {} })
         yield* responseTo(page, "sub")
-        page.emit(request("t1", "send_text", { sessionId: SESSION, text: "hi" }))
-        yield* lastHostRequest(native, "send_text")
+        page.emit(request("t1", "session.send_text", { sessionId: SESSION, text: "hi" }))
+        yield* lastHostRequest(native, "session.send_text")
         native.drop("Native host has exited.")
         const failed = yield* responseTo(page, "t1")
         assert.strictEqual(failed.error?.code, "NATIVE_CONNECTION_CLOSED")
@@ -317,7 +317,7 @@ describe("a page port", () => {
         yield* approve(A)
         const page = yield* connect(fake, A)
         const input = { provider: "claude", workspace: { path: "/home/u/project" } }
-        page.emit(request("c1", "create_session", { input }))
+        page.emit(request("c1", "session.create", { input }))
         yield* waitUntil(() => fake.popups.length === 1, "the path grant window")
         assert.strictEqual(fake.lastPopup().get("path"), "/home/u/project")
         assert.strictEqual(fake.lastPopup().get("askOrigin"), "false")
@@ -332,13 +332,13 @@ describe("a page port", () => {
           waitUntil(() => fake.nativePorts.length === 1, "the native link"),
           Effect.sync(() => fake.nativePorts[0]!)
         )
-        const first = yield* lastHostRequest(native, "create_session")
+        const first = yield* lastHostRequest(native, "session.create")
         native.emit({ kind: "response", id: first.id, ok: true, result: sessionInfo(SESSION, A) })
         yield* responseTo(page, "c1")
-        page.emit(request("c2", "create_session", { input }))
-        yield* waitUntil(() => hostRequests(native).filter((r) => r.method === "create_session").length === 2, "c2")
+        page.emit(request("c2", "session.create", { input }))
+        yield* waitUntil(() => hostRequests(native).filter((r) => r.method === "session.create").length === 2, "c2")
         assert.strictEqual(fake.popups.length, 1, "the granted path is not asked again")
-        page.emit(request("c3", "create_session", { input: { workspace: { path: "/home/u/other" } } }))
+        page.emit(request("c3", "session.create", { input: { workspace: { path: "/home/u/other" } } }))
         yield* waitUntil(() => fake.popups.length === 2, "another path asks again")
       })
     )
@@ -349,18 +349,18 @@ describe("a page port", () => {
       Effect.gen(function* () {
         yield* approve(B)
         const approved = yield* connect(fake, B)
-        approved.emit(request("p1", "list_providers"))
+        approved.emit(request("p1", "providers.list"))
         yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
         approved.drop()
         yield* waitUntil(() => fake.nativePorts[0]!.disconnected, "the native port closes with the page")
 
         const asking = yield* connect(fake, A)
-        asking.emit(request("c1", "create_session", { input: {} }))
+        asking.emit(request("c1", "session.create", { input: {} }))
         yield* waitUntil(() => fake.popups.length === 1, "the approval window")
         asking.drop()
         yield* waitUntil(() => fake.closedWindows.includes(fake.popups[0]!.windowId), "the window closes")
         const next = yield* connect(fake, "https://next.example")
-        next.emit(request("c2", "create_session", { input: {} }))
+        next.emit(request("c2", "session.create", { input: {} }))
         yield* waitUntil(() => fake.popups.length === 2, "the next origin may ask at once")
       })
     )
@@ -371,9 +371,9 @@ describe("a page port", () => {
       Effect.gen(function* () {
         yield* approve(A)
         const page = yield* connect(fake, A)
-        page.emit(request("s1", "get_approval_status"))
+        page.emit(request("s1", "extension.approval_status"))
         yield* waitUntil(() => fake.nativePorts.length === 1, "the probe's native link")
-        const probe = yield* lastHostRequest(fake.nativePorts[0]!, "get_settings")
+        const probe = yield* lastHostRequest(fake.nativePorts[0]!, "settings.get")
         fake.nativePorts[0]!.emit({ kind: "response", id: probe.id, ok: true, result: {} })
         const status = yield* responseTo(page, "s1")
         assert.deepStrictEqual(status.result, { installed: true, approved: true, origin: A, appConnected: true })
@@ -395,7 +395,7 @@ describe("a page port", () => {
           InternalRequests.use((requests) => requests.handle({ kind: "revoke_origin", origin: A }, "/options.html"))
         )
         yield* waitUntil(() => fake.nativePorts.length === 1, "the revocation's native link")
-        const revoke = yield* lastHostRequest(fake.nativePorts[0]!, "revoke_origin")
+        const revoke = yield* lastHostRequest(fake.nativePorts[0]!, "origin.revoke")
         assert.deepStrictEqual(revoke.params, { origin: A })
         assert.isFalse(yield* Grants.use((grants) => grants.isApproved(A)), "the grant goes first")
         fake.nativePorts[0]!.emit({ kind: "response", id: revoke.id, ok: true, result: { ended: 2 } })

@@ -22,43 +22,43 @@ const refusal = (message: unknown) => {
 
 describe("decodePageMessage", () => {
   it("decodes a valid request into its method and params", () => {
-    const decoded = decodePageMessage(request("send_text", { sessionId: "s".repeat(22), text: "hi" }))
+    const decoded = decodePageMessage(request("session.send_text", { sessionId: "s".repeat(22), text: "hi" }))
     assert.strictEqual(decoded._tag, "Call")
     if (decoded._tag !== "Call") return
     assert.strictEqual(decoded.id, "r1")
     assert.deepStrictEqual(decoded.call as unknown, {
-      method: "send_text",
+      method: "session.send_text",
       params: { sessionId: "s".repeat(22), text: "hi" }
     })
   })
 
   it("refuses a message nested deeper than 64 levels with INVALID_INPUT, before any Schema runs", () => {
-    const { id, error } = refusal(request("create_session", { input: { skills: nested(80) } }))
+    const { id, error } = refusal(request("session.create", { input: { skills: nested(80) } }))
     assert.strictEqual(id, "r1")
     assert.strictEqual(error.code, "INVALID_INPUT")
     assert.strictEqual(error.source, "extension")
     assert.isTrue(String(error.details?.pointer).startsWith("/params/input/skills/0/0"))
     // A few levels less is not refused for depth (it is decoded, and fails on its shape instead).
-    const shallow = refusal(request("create_session", { input: { skills: nested(10) } }))
+    const shallow = refusal(request("session.create", { input: { skills: nested(10) } }))
     assert.notInclude(String(shallow.error.details?.reason), "deeper than")
   })
 
   it("refuses bad params with INVALID_INPUT and the pointer of the fault", () => {
-    const { error } = refusal(request("send_text", { sessionId: "s".repeat(22), text: 42 }))
+    const { error } = refusal(request("session.send_text", { sessionId: "s".repeat(22), text: 42 }))
     assert.strictEqual(error.code, "INVALID_INPUT")
     assert.strictEqual(error.details?.pointer, "/params/text")
-    assert.strictEqual(error.details?.method, "send_text")
+    assert.strictEqual(error.details?.method, "session.send_text")
     assert.include(error.message, "/params/text")
   })
 
   it("refuses unknown keys in params rather than dropping them", () => {
-    const { error } = refusal(request("get_settings", { surprise: true }))
+    const { error } = refusal(request("settings.get", { surprise: true }))
     assert.strictEqual(error.code, "INVALID_INPUT")
     assert.strictEqual(error.details?.pointer, "/params/surprise")
   })
 
   it("refuses `model` without `provider` (a check of the contract, not only of types)", () => {
-    const { error } = refusal(request("create_session", { input: { model: "gpt" } }))
+    const { error } = refusal(request("session.create", { input: { model: "gpt" } }))
     assert.strictEqual(error.code, "INVALID_INPUT")
     assert.strictEqual(error.details?.pointer, "/params/input/model")
   })
@@ -70,7 +70,15 @@ describe("decodePageMessage", () => {
   })
 
   it("drops what has no usable id: there is nobody to answer", () => {
-    for (const message of [null, 42, "text", [], {}, request("hello", {}, 7), request("hello", {}, "bad id!")]) {
+    for (const message of [
+      null,
+      42,
+      "text",
+      [],
+      {},
+      request("extension.hello", {}, 7),
+      request("extension.hello", {}, "bad id!")
+    ]) {
       assert.strictEqual(decodePageMessage(message)._tag, "Dropped", JSON.stringify(message))
     }
   })

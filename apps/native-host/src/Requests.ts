@@ -1,46 +1,41 @@
 /**
  * Requests — turns one inbound frame into a typed call, or into the failure response it gets: JSON, the depth bound
  * (checked before any Schema runs), the HostRequest envelope, the page's origin, then the method's params
- * (`PageMethods`, `ExtensionMethods`, and `HostSubscribeParams` for `subscribe`). Decoding only: what a call does is
- * Relay's business, and it never sees Core or the port.
+ * (`HostMethods`). Decoding only: what a call does is Relay's business, and it never sees Core or the port.
  */
 
-import type { Origin, RequestId } from "@pedelec/contracts/Ids"
+import type { RequestId } from "@pedelec/contracts/Ids"
 import { issuesOfExit, jsonDepthExceeded, MAX_JSON_DEPTH } from "@pedelec/contracts/JsonPointer"
-import { ExtensionMethods, HostRequest, type HostResponse, HostSubscribeParams } from "@pedelec/contracts/link/HostLink"
-import { type PageMethod, PageMethods } from "@pedelec/contracts/link/PageLink"
+import {
+  ExtensionMethods,
+  type HostMethod,
+  HostMethods,
+  type HostParams,
+  HostRequest,
+  type HostResponse,
+  type OriginOf
+} from "@pedelec/contracts/link/HostLink"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { peekRequestId } from "./Framing.ts"
 
-type PageParamSchemas = { readonly [M in PageMethod]: (typeof PageMethods)[M]["params"] }
+export interface CallOf<M extends HostMethod> {
+  readonly method: M
+  readonly origin: OriginOf<M>
+  readonly params: HostParams<M>
+}
 
-/** The params every method takes on this link. */
-export const HOST_PARAMS = {
-  ...(Object.fromEntries(
-    Object.entries(PageMethods).map(([method, { params }]) => [method, params])
-  ) as PageParamSchemas),
-  subscribe: HostSubscribeParams,
-  list_sessions: ExtensionMethods.list_sessions.params,
-  revoke_origin: ExtensionMethods.revoke_origin.params
-} as const
-
-export type HostMethod = keyof typeof HOST_PARAMS
-
-/** A decoded request's method and params, narrowed together. */
-export type Call = {
-  readonly [M in HostMethod]: { readonly method: M; readonly params: (typeof HOST_PARAMS)[M]["Type"] }
-}[HostMethod]
+/** A decoded request's method, origin and params, narrowed together. */
+export type Call = { readonly [M in HostMethod]: CallOf<M> }[HostMethod]
 
 export type Decoded =
-  | { readonly _tag: "Call"; readonly id: RequestId; readonly origin: Origin | undefined; readonly call: Call }
+  | { readonly _tag: "Call"; readonly id: RequestId; readonly call: Call }
   /** Refused before dispatch: this response says why. */
   | { readonly _tag: "Refused"; readonly response: HostResponse }
   /** Unreadable and without a readable id: there is nobody to answer. */
   | { readonly _tag: "Unanswerable"; readonly reason: string }
 
-const EXTENSION_ONLY: ReadonlySet<HostMethod> = new Set(["list_sessions", "revoke_origin"])
 /** Unknown keys are refused, not dropped: a misspelt optional field would otherwise pass silently. */
 const strict = { onExcessProperty: "error" } as const
 
@@ -83,10 +78,11 @@ export const decodeFrame = (text: string): Decoded => {
     return refuse(text, protocolError(`not a request: ${first.reason}`, { pointer: first.pointer }))
   }
   const { id, origin, method, params } = envelope.value
-  if (origin === undefined && !EXTENSION_ONLY.has(method)) {
+  const extensionOnly = Object.hasOwn(ExtensionMethods, method)
+  if (origin === undefined && !extensionOnly) {
     return { _tag: "Refused", response: failure(id, protocolError(`${method} needs the page's origin`)) }
   }
-  const schema = HOST_PARAMS[method] as unknown as Schema.Decoder<unknown>
+  const schema = HostMethods[method].params as unknown as Schema.Decoder<unknown>
   const decoded = Schema.decodeUnknownExit(schema)(params, strict)
   if (Exit.isFailure(decoded)) {
     const first = issuesOfExit(decoded)[0] ?? { pointer: "", reason: "invalid" }
@@ -95,5 +91,10 @@ export const decodeFrame = (text: string): Decoded => {
     })
     return { _tag: "Refused", response: failure(id, error) }
   }
-  return { _tag: "Call", id, origin, call: { method, params: decoded.value } as Call }
+  // An extension method names its origin in its params; one on the envelope is the page's, and not for it.
+  return {
+    _tag: "Call",
+    id,
+    call: { method, origin: extensionOnly ? undefined : origin, params: decoded.value } as Call
+  }
 }

@@ -46,7 +46,7 @@ const skills = {
 }
 
 const createSession = async (on: Host) => {
-  const created = await on.request("create_session", {
+  const created = await on.request("session.create", {
     input: { provider: "scripted", autoEndOnDisconnect: false, skills }
   })
   assert.isTrue(created.ok, JSON.stringify(created.error))
@@ -66,12 +66,12 @@ describe("pedelec-native-host", () => {
     await mkdir(path.join(home, "run"), { recursive: true, mode: 0o700 })
     await writeFile(path.join(home, "run", "core.json"), JSON.stringify(stale), { mode: 0o600 })
     const first = host()
-    const hello = await first.request("hello", { protocolVersion: 1, sdkVersion: "0.1.0" })
+    const hello = await first.request("extension.hello", { protocolVersion: 1, sdkVersion: "0.1.0" })
     assert.strictEqual(hello.error?.code, "PROTOCOL_ERROR")
     assert.include(String(hello.error?.details?.reason), "extension itself")
     assert.strictEqual((await coreInfo(home))?.pid, stale.pid, "no Core started for an extension-local request")
 
-    const providers = await first.request("list_providers", {})
+    const providers = await first.request("providers.list", {})
     assert.isTrue(providers.ok, JSON.stringify(providers.error))
     assert.include(
       (providers.result as ReadonlyArray<{ readonly code: string }>).map((p) => p.code),
@@ -88,7 +88,7 @@ describe("pedelec-native-host", () => {
 
     // A second host finds the running Core instead of starting another.
     const second = host()
-    const settings = await second.request("get_settings", {})
+    const settings = await second.request("settings.get", {})
     assert.isTrue(settings.ok, JSON.stringify(settings.error))
     assert.strictEqual((await coreInfo(home))?.pid, corePid)
     assert.deepStrictEqual(await second.close().then((exit) => exit.code), 0)
@@ -97,17 +97,17 @@ describe("pedelec-native-host", () => {
   it("relays a tool turn: tool_call arrives as a HostEvent, the result goes back, turn_completed arrives", async () => {
     const on = host()
     const sessionId = await createSession(on)
-    const subscribed = await on.request("subscribe", { sessionId, afterSeq: 0, claimTools: true })
+    const subscribed = await on.request("session.subscribe", { sessionId, afterSeq: 0, claimTools: true })
     assert.isTrue(subscribed.ok, JSON.stringify(subscribed.error))
     assert.deepStrictEqual(subscribed.result, {})
     const subscription = subscribed.id
 
-    const sent = await on.request("send_text", { sessionId, text: script("call lookup {}", "say done") })
+    const sent = await on.request("session.send_text", { sessionId, text: script("call lookup {}", "say done") })
     assert.isTrue(sent.ok, JSON.stringify(sent.error))
     const turnId = (sent.result as { readonly turnId: string }).turnId
     const call = eventOf(await on.next(isEvent(subscription, "tool_call")))
     assert.strictEqual(call.tool, "lookup")
-    const submitted = await on.request("submit_tool_result", {
+    const submitted = await on.request("tool.submit_result", {
       sessionId,
       toolCallId: call.toolCallId,
       outcome: { ok: true, result: { answer: 42 } }
@@ -118,7 +118,7 @@ describe("pedelec-native-host", () => {
     assert.strictEqual(completed.reason, "completed")
     assert.strictEqual(completed.text, "done")
 
-    const ended = await on.request("end_session", { sessionId })
+    const ended = await on.request("session.end", { sessionId })
     assert.deepStrictEqual(ended.result, {})
     const over = await on.next((m) => m.kind === "subscription_ended" && m.subscription === subscription)
     assert.strictEqual(over.sessionId, sessionId)
@@ -128,12 +128,12 @@ describe("pedelec-native-host", () => {
   it("chunks a 3 MiB tool result event into frames of at most 1 MiB that reassemble exactly", async () => {
     const on = host()
     const sessionId = await createSession(on)
-    const subscription = (await on.request("subscribe", { sessionId, afterSeq: 0, claimTools: true })).id
-    await on.request("send_text", { sessionId, text: script("call big {}", "say done") })
+    const subscription = (await on.request("session.subscribe", { sessionId, afterSeq: 0, claimTools: true })).id
+    await on.request("session.send_text", { sessionId, text: script("call big {}", "say done") })
     const call = eventOf(await on.next(isEvent(subscription, "tool_call")))
     // 3 MiB of UTF-8 with quotes and backslashes, which JSON escaping makes longer still.
     const result = `${'é€"\\'.repeat(256 * 1024)}${"x".repeat(1024 * 1024)}`
-    const submitted = await on.request("submit_tool_result", {
+    const submitted = await on.request("tool.submit_result", {
       sessionId,
       toolCallId: call.toolCallId,
       outcome: { ok: true, result }
@@ -146,7 +146,7 @@ describe("pedelec-native-host", () => {
     assert.isTrue(outcome.result === result, "the reassembled result is the submitted one")
     assert.isAtLeast(on.chunked.get(subscription) ?? 0, 3, "the tool_result came as chunk frames")
     await on.next(isEvent(subscription, "turn_completed"))
-    await on.request("end_session", { sessionId })
+    await on.request("session.end", { sessionId })
     assert.strictEqual((await on.close()).code, 0)
   })
 
@@ -157,33 +157,33 @@ describe("pedelec-native-host", () => {
     const unknown = await on.next((m) => m.kind === "response" && m.id === "bad-json")
     assert.strictEqual((unknown.error as { code: string }).code, "PROTOCOL_ERROR")
 
-    const badParams = await on.request("send_text", { sessionId: "s".repeat(30), text: "" })
+    const badParams = await on.request("session.send_text", { sessionId: "s".repeat(30), text: "" })
     assert.strictEqual(badParams.error?.code, "INVALID_INPUT")
     assert.strictEqual(badParams.error?.details?.pointer, "/params/text")
-    const extra = await on.request("list_providers", { rescan: true })
+    const extra = await on.request("providers.list", { rescan: true })
     assert.strictEqual(extra.error?.code, "INVALID_INPUT")
 
     let deep: unknown = {}
     for (let level = 0; level < 100; level++) deep = { deep }
-    on.send({ kind: "request", id: "deep", method: "list_providers", origin: "http://127.0.0.1:5173", params: deep })
+    on.send({ kind: "request", id: "deep", method: "providers.list", origin: "http://127.0.0.1:5173", params: deep })
     const tooDeep = await on.next((m) => m.kind === "response" && m.id === "deep")
     assert.strictEqual((tooDeep.error as { code: string }).code, "PROTOCOL_ERROR")
 
-    const noOrigin = await on.request("list_providers", {}, null)
+    const noOrigin = await on.request("providers.list", {}, null)
     assert.strictEqual(noOrigin.error?.code, "PROTOCOL_ERROR")
     // Asset methods go to Core, which knows no such session.
-    const assets = await on.request("list_assets", { sessionId: "s".repeat(30) })
+    const assets = await on.request("asset.list", { sessionId: "s".repeat(30) })
     assert.strictEqual(assets.error?.code, "SESSION_NOT_FOUND")
 
     const huge = 64 * 1024 * 1024 + 1
-    const head = Buffer.from('{"kind":"request","id":"huge","method":"send_text","params":{"text":"')
+    const head = Buffer.from('{"kind":"request","id":"huge","method":"session.send_text","params":{"text":"')
     const header = Buffer.alloc(4)
     header.writeUInt32LE(huge)
     on.writeRaw(Buffer.concat([header, head, Buffer.alloc(huge - head.length, 0x61)]))
     const tooLarge = await on.next((m) => m.kind === "response" && m.id === "huge")
     assert.strictEqual((tooLarge.error as { code: string }).code, "MESSAGE_TOO_LARGE")
 
-    const still = await on.request("list_providers", {})
+    const still = await on.request("providers.list", {})
     assert.isTrue(still.ok, "the port is still up")
     assert.strictEqual((await on.close()).code, 0)
     assert.notInclude(on.stderr(), "a".repeat(100), "page data is not logged")
@@ -193,15 +193,15 @@ describe("pedelec-native-host", () => {
     const on = host()
     const sessionId = await createSession(on)
     for (const [method, params] of [
-      ["send_text", { sessionId, text: "hi" }],
-      ["subscribe", { sessionId, afterSeq: 0, claimTools: false }],
-      ["end_session", { sessionId }]
+      ["session.send_text", { sessionId, text: "hi" }],
+      ["session.subscribe", { sessionId, afterSeq: 0, claimTools: false }],
+      ["session.end", { sessionId }]
     ] as const) {
       const refused = await on.request(method, params, OTHER_ORIGIN)
       assert.strictEqual(refused.error?.code, "SESSION_ACCESS_DENIED", method)
       assert.strictEqual(refused.error?.source, "core", "Core's error, unchanged")
     }
-    await on.request("end_session", { sessionId })
+    await on.request("session.end", { sessionId })
     assert.strictEqual((await on.close()).code, 0)
   })
 
@@ -209,7 +209,7 @@ describe("pedelec-native-host", () => {
     const empty = await tempHome()
     const on = startHost(empty, { PEDELEC_CORE_COMMAND: "" })
     hosts.push(on)
-    const refused = await on.request("list_providers", {})
+    const refused = await on.request("providers.list", {})
     assert.strictEqual(refused.error?.code, "CORE_RUNTIME_UNAVAILABLE")
     assert.include(String(refused.error?.details?.reason), "install-native-host")
     assert.strictEqual((await on.close()).code, 0)
@@ -219,7 +219,7 @@ describe("pedelec-native-host", () => {
   it("exits 0 promptly when stdin closes, with a subscription open", async () => {
     const on = host()
     const sessionId = await createSession(on)
-    const subscribed = await on.request("subscribe", { sessionId, afterSeq: 0, claimTools: true })
+    const subscribed = await on.request("session.subscribe", { sessionId, afterSeq: 0, claimTools: true })
     assert.isTrue(subscribed.ok)
     const { code, ms } = await on.close()
     assert.strictEqual(code, 0)

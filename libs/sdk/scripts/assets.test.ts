@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net"
 import { ASSET_TICKET_HEADER } from "@pedelec/contracts/Assets"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { Pedelec, type PedelecError } from "../src/index.ts"
-import { FakeChrome, resetSeq, uninstall } from "../test/FakeChrome.ts"
+import { FakeExtension, resetSeq, uninstall } from "../test/FakeExtension.ts"
 
 interface Seen {
   method: string
@@ -49,9 +49,9 @@ beforeAll(async () => {
 })
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
 
-let chrome: FakeChrome
+let chrome: FakeExtension
 beforeEach(() => {
-  chrome = new FakeChrome().install()
+  chrome = new FakeExtension().install()
   resetSeq()
   seen.length = 0
   const ticket = (method: "PUT" | "GET") => (request: { params: { path: string } }) => ({
@@ -63,8 +63,8 @@ beforeEach(() => {
       expiresAt: Date.now() + 60_000
     }
   })
-  chrome.on("create_upload_ticket", ticket("PUT") as never)
-  chrome.on("create_download_ticket", ticket("GET") as never)
+  chrome.on("asset.upload_ticket", ticket("PUT") as never)
+  chrome.on("asset.download_ticket", ticket("GET") as never)
 })
 afterEach(uninstall)
 
@@ -84,7 +84,7 @@ describe("uploadAsset", () => {
     const s = await session()
     const file = new File(["hello bytes"], "notes.txt", { type: "text/plain" })
     expect(await s.uploadAsset(file, "docs/notes.txt")).toBe("docs/notes.txt")
-    const [ticketRequest] = chrome.requests("create_upload_ticket")
+    const [ticketRequest] = chrome.requests("asset.upload_ticket")
     expect(ticketRequest?.params).toMatchObject({ path: "docs/notes.txt", bytes: 11, contentType: "text/plain" })
     expect(seen).toHaveLength(1)
     expect(seen[0]).toMatchObject({ method: "PUT", token: "k".repeat(43) })
@@ -104,7 +104,7 @@ describe("uploadAsset", () => {
     const huge = { size: 100 * 1024 * 1024 + 1, type: "", name: "big.bin" }
     Object.setPrototypeOf(huge, Blob.prototype)
     expect((await failure(s.uploadAsset(huge as File))).code).toBe("ASSET_TOO_LARGE")
-    expect(chrome.requests("create_upload_ticket")).toHaveLength(0)
+    expect(chrome.requests("asset.upload_ticket")).toHaveLength(0)
   })
 
   it("keeps the server's code and words when it refuses", async () => {
@@ -126,7 +126,7 @@ describe("uploadAsset", () => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve))
     const port = (closed.address() as AddressInfo).port
     await new Promise<void>((resolve) => closed.close(() => resolve()))
-    chrome.on("create_upload_ticket", ((request: { params: { path: string } }) => ({
+    chrome.on("asset.upload_ticket", ((request: { params: { path: string } }) => ({
       result: {
         method: "PUT",
         url: `http://127.0.0.1:${port}/t`,
@@ -167,11 +167,11 @@ describe("readAsset and listAssets", () => {
 
   it("lists through the extension; an ended session refuses", async () => {
     const s = await session()
-    chrome.on("list_assets", () => ({
+    chrome.on("asset.list", () => ({
       result: [{ path: "a.txt", bytes: 1, contentType: "text/plain", modifiedAt: 5 }]
     }))
     expect(await s.listAssets()).toEqual([{ path: "a.txt", bytes: 1, contentType: "text/plain", modifiedAt: 5 }])
-    chrome.on("end_session", () => ({ result: {} }))
+    chrome.on("session.end", () => ({ result: {} }))
     await s.end()
     expect((await failure(s.listAssets())).code).toBe("SESSION_ENDED")
     expect((await failure(s.readAsset("a.txt", "text"))).code).toBe("SESSION_ENDED")

@@ -71,7 +71,7 @@ export class Pedelec {
     options: CreateSessionOptions<Tools> = {}
   ): Promise<PedelecSession<ToolNameOf<Tools>>> {
     const { input, inlineHandlers } = prepareInput(options)
-    const info = await this.#link.request("create_session", { input })
+    const info = await this.#link.request("session.create", { input })
     return this.#attach(info, true, inlineHandlers)
   }
 
@@ -90,22 +90,22 @@ export class Pedelec {
       await held.follow("request")
       return held
     }
-    const info = await this.#link.request("resume_session", { sessionId: sessionId as never, claimTools })
+    const info = await this.#link.request("session.resume", { sessionId: sessionId as never, claimTools })
     return this.#attach(info, claimTools, new Map())
   }
 
   listProviders(): Promise<ReadonlyArray<ProviderInfo>> {
-    return this.#link.request("list_providers", {})
+    return this.#link.request("providers.list", {})
   }
 
   getSettings(): Promise<PublicSettings> {
-    return this.#link.request("get_settings", {})
+    return this.#link.request("settings.get", {})
   }
 
   /** Never opens the approval window and never wakes the desktop app for an unapproved origin. */
   async getApprovalStatus(): Promise<ApprovalStatus> {
     try {
-      return await this.#link.request("get_approval_status", {})
+      return await this.#link.request("extension.approval_status", {})
     } catch (error) {
       if (hasCode(error, "EXTENSION_UNAVAILABLE", "EXTENSION_DISCONNECTED")) {
         return { installed: false, approved: false, origin: pageOrigin(), appConnected: false }
@@ -161,7 +161,7 @@ export class Pedelec {
     )
     this.#sessions.set(info.sessionId, session as PedelecSession<string>)
     try {
-      await this.#link.request("subscribe", { sessionId: info.sessionId, afterSeq: info.lastSeq })
+      await this.#link.request("session.subscribe", { sessionId: info.sessionId, afterSeq: info.lastSeq })
     } catch (error) {
       this.#sessions.delete(info.sessionId)
       throw error

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Pedelec, PedelecError } from "../src/index.ts"
-import { FakeChrome, SESSION_ID, sessionInfo, tick, uninstall, wireError } from "./FakeChrome.ts"
+import { FakeExtension, SESSION_ID, sessionInfo, tick, uninstall, wireError } from "./FakeExtension.ts"
 
-let chrome: FakeChrome
+let chrome: FakeExtension
 beforeEach(() => {
-  chrome = new FakeChrome().install()
+  chrome = new FakeExtension().install()
 })
 afterEach(uninstall)
 
@@ -24,9 +24,9 @@ describe("connecting", () => {
   })
 
   it("says hello with the protocol version before the first request", async () => {
-    chrome.on("list_providers", () => ({ result: [] }))
+    chrome.on("providers.list", () => ({ result: [] }))
     await new Pedelec().listProviders()
-    expect(chrome.port.sent.map((r) => r.method)).toEqual(["hello", "list_providers"])
+    expect(chrome.port.sent.map((r) => r.method)).toEqual(["extension.hello", "providers.list"])
     expect(chrome.port.sent[0]!.params).toMatchObject({ protocolVersion: 1 })
   })
 
@@ -54,18 +54,18 @@ describe("connecting", () => {
   })
 
   it("refuses an extension speaking another protocol version", async () => {
-    chrome.on("hello", () => ({ result: { protocolVersion: 99, extensionVersion: "9" } }))
+    chrome.on("extension.hello", () => ({ result: { protocolVersion: 99, extensionVersion: "9" } }))
     expect(await codeOf(new Pedelec().getSettings())).toBe("PROTOCOL_VERSION_MISMATCH")
   })
 
   it("times out an unanswered request with REQUEST_TIMEOUT naming the method", async () => {
-    chrome.on("get_settings", () => "silent")
+    chrome.on("settings.get", () => "silent")
     const error = await new Pedelec({ requestTimeoutMs: 50 }).getSettings().catch((e: PedelecError) => e)
-    expect(error).toMatchObject({ code: "REQUEST_TIMEOUT", details: { method: "get_settings", timeoutMs: 50 } })
+    expect(error).toMatchObject({ code: "REQUEST_TIMEOUT", details: { method: "settings.get", timeoutMs: 50 } })
   })
 
   it("gives creation the approval window on top of the request timeout", async () => {
-    chrome.on("create_session", async () => {
+    chrome.on("session.create", async () => {
       await tick(120)
       return { result: sessionInfo() }
     })
@@ -74,14 +74,14 @@ describe("connecting", () => {
   })
 
   it("passes the extension's errors through with their code and message", async () => {
-    chrome.on("get_settings", () => ({ error: wireError("APPROVAL_REQUIRED", "Approve this site first.") }))
+    chrome.on("settings.get", () => ({ error: wireError("APPROVAL_REQUIRED", "Approve this site first.") }))
     const error = await new Pedelec().getSettings().catch((e: PedelecError) => e)
     expect(error).toBeInstanceOf(Error)
     expect(error).toMatchObject({ code: "APPROVAL_REQUIRED", message: "Approve this site first.", source: "core" })
   })
 
   it("refuses a malformed answer as PROTOCOL_ERROR rather than handing it to the page", async () => {
-    chrome.on("list_providers", () => ({ result: [{ code: "nope" }] }))
+    chrome.on("providers.list", () => ({ result: [{ code: "nope" }] }))
     expect(await codeOf(new Pedelec().listProviders())).toBe("PROTOCOL_ERROR")
   })
 })
@@ -104,16 +104,16 @@ describe("reconnecting", () => {
     expect(chrome.ports).toHaveLength(2)
     const second = chrome.port.sent.map((r) => [r.method, r.params])
     expect(second).toEqual([
-      ["hello", expect.anything()],
-      ["resume_session", { sessionId: SESSION_ID, claimTools: true }],
-      ["subscribe", { sessionId: SESSION_ID, afterSeq: 1 }]
+      ["extension.hello", expect.anything()],
+      ["session.resume", { sessionId: SESSION_ID, claimTools: true }],
+      ["session.subscribe", { sessionId: SESSION_ID, afterSeq: 1 }]
     ])
     expect(session.getStatus()).toBe("idle")
   })
 
   it("re-sends an idempotent request (a tool result) on the new port and rejects one that may have run", async () => {
-    chrome.on("get_settings", () => "silent")
-    chrome.on("submit_tool_result", (_, port) => (port === chrome.ports[0] ? "silent" : { result: { accepted: true } }))
+    chrome.on("settings.get", () => "silent")
+    chrome.on("tool.submit_result", (_, port) => (port === chrome.ports[0] ? "silent" : { result: { accepted: true } }))
     const client = new Pedelec()
     const session = await client.createSession()
     session.onTool(() => "result")
@@ -133,14 +133,14 @@ describe("reconnecting", () => {
     chrome.port.drop()
     expect(await settings).toBe("EXTENSION_DISCONNECTED")
     await tick(300)
-    const submits = chrome.requests("submit_tool_result")
+    const submits = chrome.requests("tool.submit_result")
     expect(submits).toHaveLength(2)
     expect(submits[1]).toEqual({ ...submits[0], id: submits[1]!.id })
     expect(chrome.ports[1]!.sent.map((r) => r.method)).toEqual([
-      "hello",
-      "resume_session",
-      "subscribe",
-      "submit_tool_result"
+      "extension.hello",
+      "session.resume",
+      "session.subscribe",
+      "tool.submit_result"
     ])
   })
 
@@ -149,7 +149,7 @@ describe("reconnecting", () => {
     await client.createSession()
     chrome.port.push({ kind: "notice", sessionId: SESSION_ID, error: wireError("NATIVE_CONNECTION_CLOSED") })
     await tick(10)
-    expect(chrome.requests("subscribe")).toHaveLength(2)
+    expect(chrome.requests("session.subscribe")).toHaveLength(2)
     expect(chrome.ports).toHaveLength(1)
   })
 })
@@ -183,7 +183,7 @@ describe("sessions", () => {
         tools: [{ name: "count", description: "d", argsSchema: { type: "object" }, handler: () => 1 }]
       }
     })
-    const sent = chrome.requests("create_session")[0]!.params
+    const sent = chrome.requests("session.create")[0]!.params
     expect(sent).toEqual({
       input: { skills: { guidance: "g", tools: [{ name: "count", description: "d", argsSchema: { type: "object" } }] } }
     })
@@ -207,13 +207,13 @@ describe("sessions", () => {
     })
     const again = await client.resumeSession(SESSION_ID, { claimTools: true })
     expect(again).toBe(observed)
-    expect(chrome.requests("resume_session").map((r) => r.params.claimTools)).toEqual([false, true])
-    expect(chrome.requests("subscribe").map((r) => r.params.afterSeq)).toEqual([0, 4])
+    expect(chrome.requests("session.resume").map((r) => r.params.claimTools)).toEqual([false, true])
+    expect(chrome.requests("session.subscribe").map((r) => r.params.afterSeq)).toEqual([0, 4])
   })
 
   it("subscribes after the last seq the creation answer reported", async () => {
-    chrome.on("create_session", () => ({ result: sessionInfo({ lastSeq: 7 }) }))
+    chrome.on("session.create", () => ({ result: sessionInfo({ lastSeq: 7 }) }))
     await new Pedelec().createSession()
-    expect(chrome.requests("subscribe")[0]!.params).toEqual({ sessionId: SESSION_ID, afterSeq: 7 })
+    expect(chrome.requests("session.subscribe")[0]!.params).toEqual({ sessionId: SESSION_ID, afterSeq: 7 })
   })
 })

@@ -1,10 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { defineTool, Pedelec, type PedelecError } from "../src/index.ts"
-import { events, FakeChrome, resetSeq, SESSION_ID, sessionInfo, tick, uninstall, wireError } from "./FakeChrome.ts"
+import {
+  events,
+  FakeExtension,
+  resetSeq,
+  SESSION_ID,
+  sessionInfo,
+  tick,
+  uninstall,
+  wireError
+} from "./FakeExtension.ts"
 
-let chrome: FakeChrome
+let chrome: FakeExtension
 beforeEach(() => {
-  chrome = new FakeChrome().install()
+  chrome = new FakeExtension().install()
   resetSeq()
 })
 afterEach(uninstall)
@@ -23,7 +32,7 @@ const open = async (claim = true) => {
   return { client, session }
 }
 
-const submitted = () => chrome.requests("submit_tool_result").map((r) => r.params)
+const submitted = () => chrome.requests("tool.submit_result").map((r) => r.params)
 
 describe("events", () => {
   it("delivers each event once and in order: a replayed seq is dropped", async () => {
@@ -71,13 +80,13 @@ describe("events", () => {
     await session.end()
     expect(ended).toBe(1)
     expect(session.getStatus()).toBe("ended")
-    expect(chrome.requests("end_session")).toHaveLength(0)
+    expect(chrome.requests("session.end")).toHaveLength(0)
   })
 })
 
 describe("turns", () => {
   it("resolves sendText at the completion event, even one that arrives before the answer", async () => {
-    chrome.on("send_text", (_, port) => {
+    chrome.on("session.send_text", (_, port) => {
       port.event(events.completed(TURN, "done"))
       return { result: { turnId: TURN } }
     })
@@ -87,7 +96,7 @@ describe("turns", () => {
 
   it("rejects with the turn's own error code, and the session stays usable", async () => {
     let turn = 0
-    chrome.on("send_text", (_, port) => {
+    chrome.on("session.send_text", (_, port) => {
       const id = `turn000${++turn}`
       setTimeout(() => port.event(events.completed(id, "", turn === 1 ? wireError("PROVIDER_FAILED") : undefined)))
       return { result: { turnId: id } }
@@ -99,7 +108,7 @@ describe("turns", () => {
   })
 
   it("refuses a second turn while one runs with SESSION_BUSY", async () => {
-    chrome.on("send_text", () => ({ result: { turnId: TURN } }))
+    chrome.on("session.send_text", () => ({ result: { turnId: TURN } }))
     const { session } = await open()
     const first = session.sendText("one")
     const second = await session.sendText("two").catch((e: PedelecError) => e.code)
@@ -109,26 +118,26 @@ describe("turns", () => {
   })
 
   it("frees the session when the request itself fails", async () => {
-    chrome.on("send_text", () => ({ error: wireError("MODEL_REQUIRED") }))
+    chrome.on("session.send_text", () => ({ error: wireError("MODEL_REQUIRED") }))
     const { session } = await open()
     expect(await session.sendText("x").catch((e: PedelecError) => e.code)).toBe("MODEL_REQUIRED")
-    chrome.on("send_text", () => ({ error: wireError("SESSION_BUSY") }))
+    chrome.on("session.send_text", () => ({ error: wireError("SESSION_BUSY") }))
     expect(await session.sendText("x").catch((e: PedelecError) => e.code)).toBe("SESSION_BUSY")
-    expect(chrome.requests("send_text")).toHaveLength(2)
+    expect(chrome.requests("session.send_text")).toHaveLength(2)
   })
 
   it("times a turn out with REQUEST_TIMEOUT and cancels it", async () => {
-    chrome.on("send_text", () => ({ result: { turnId: TURN } }))
-    chrome.on("cancel", () => ({ result: { cancelled: true } }))
+    chrome.on("session.send_text", () => ({ result: { turnId: TURN } }))
+    chrome.on("session.cancel", () => ({ result: { cancelled: true } }))
     const { session } = await open()
     const error = await session.sendText("x", { timeoutMs: 30 }).catch((e: PedelecError) => e)
     expect(error).toMatchObject({ code: "REQUEST_TIMEOUT", details: { method: "sendText" } })
     await tick()
-    expect(chrome.requests("cancel")).toHaveLength(1)
+    expect(chrome.requests("session.cancel")).toHaveLength(1)
   })
 
   it("hides the chat of a prepare turn", async () => {
-    chrome.on("prepare", (_, port) => {
+    chrome.on("session.prepare", (_, port) => {
       port.event(events.delta(TURN, "warming up"))
       setTimeout(() => port.event({ ...events.completed(TURN, ""), turnKind: "prepare" } as never))
       return { result: { turnId: TURN } }
@@ -141,7 +150,7 @@ describe("turns", () => {
   })
 
   it("rejects a waiting sendText with SESSION_ENDED when the session ends", async () => {
-    chrome.on("send_text", () => ({ result: { turnId: TURN } }))
+    chrome.on("session.send_text", () => ({ result: { turnId: TURN } }))
     const { session } = await open()
     const turn = session.sendText("x").catch((e: PedelecError) => e.code)
     await tick()
@@ -225,7 +234,7 @@ describe("tool calls", () => {
   })
 
   it("leaves calls to the claiming tab: an observer never runs a handler", async () => {
-    chrome.on("resume_session", () => ({ result: sessionInfo() }))
+    chrome.on("session.resume", () => ({ result: sessionInfo() }))
     const { session } = await open(false)
     let runs = 0
     session.onTool(() => ++runs)
@@ -253,6 +262,6 @@ describe("tool calls", () => {
     await tick(10)
     expect(aborted).toMatchObject({ code: "TOOL_CANCELLED" })
     expect(submitted()).toHaveLength(0)
-    expect(chrome.requests("tool_progress")[0]!.params).toMatchObject({ toolCallId: "call0001", message: "working" })
+    expect(chrome.requests("tool.progress")[0]!.params).toMatchObject({ toolCallId: "call0001", message: "working" })
   })
 })

@@ -27,7 +27,7 @@ const WINDOW_KEY = "approvalWindow"
 /** What the window shows and what an Approve grants. */
 export interface ApprovalAsk {
   readonly origin: Origin
-  readonly method: "create_session" | "resume_session"
+  readonly method: "session.create" | "session.resume"
   /** The origin is not approved yet; false when only `path` needs a grant. */
   readonly askOrigin: boolean
   /** An explicit workspace path that needs its own grant. */

@@ -35,8 +35,8 @@ const detail = (term: string, value: string | null, id: string) => {
   dd.textContent = value
   details.append(dt, dd)
 }
-detail("Asks to", method === "resume_session" ? "continue an existing session" : "start an agent session", "asks")
-if (method === "create_session") detail("Provider", query.get("provider") ?? "your default provider", "provider")
+detail("Asks to", method === "session.resume" ? "continue an existing session" : "start an agent session", "asks")
+if (method === "session.create") detail("Provider", query.get("provider") ?? "your default provider", "provider")
 detail("Model", query.get("model"), "model")
 detail("Session", query.get("sessionId"), "session")
 detail("Workspace folder", path, "path")

@@ -1,7 +1,7 @@
 /**
  * Chrome — the few browser APIs the service worker uses, behind one narrow interface: the native port, storage, the
  * approval window, the manifest. The worker reaches Chrome only through this service, so the unit tests run every
- * rule against a small fake (test/fakeChrome.ts). It owns no listeners: service-worker.ts registers those at the top
+ * rule against a small fake (test/FakeChromeApi.ts). It owns no listeners: service-worker.ts registers those at the top
  * level, where MV3 requires them.
  */
 import * as Context from "effect/Context"

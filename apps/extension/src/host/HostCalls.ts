@@ -1,5 +1,5 @@
 /**
- * HostCalls — the extension's own calls to Core (`list_sessions` for the options page, `revoke_origin` on
+ * HostCalls — the extension's own calls to Core (`session.list` for the options page, `origin.revoke` on
  * revocation): each opens a native port of its own, sends one request, checks the answer against the method's result
  * Schema and closes the port. Not for page requests (PageConnection forwards those on the page's own port), and
  * never made for an unapproved origin's sake.

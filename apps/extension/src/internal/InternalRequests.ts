@@ -44,7 +44,7 @@ export class InternalRequests extends Context.Service<
         const sessions: SessionsListing =
           origins.length === 0
             ? { ok: true, sessions: [] }
-            : yield* hostCalls.call("list_sessions", {}).pipe(
+            : yield* hostCalls.call("session.list", {}).pipe(
                 Effect.map(
                   (list): SessionsListing => ({
                     ok: true,

@@ -1,6 +1,6 @@
 /**
  * Revocation — takes back what the user granted (SPEC §4, §12). Revoking an origin removes its approval and path
- * grants first (so nothing it sends from now on passes the gate), then asks Core to end its sessions (`revoke_origin`,
+ * grants first (so nothing it sends from now on passes the gate), then asks Core to end its sessions (`origin.revoke`,
  * on a native port of its own), then lets the `ended` events reach its pages and disconnects them with an
  * APPROVAL_REQUIRED notice. Core unreachable does not stop the local part: the grants are gone and the pages are
  * disconnected, which closes their native ports, so Core's lease ends `autoEndOnDisconnect` sessions on its own.
@@ -38,7 +38,7 @@ export class Revocation extends Context.Service<
 
       const revokeOrigin = Effect.fn("Revocation.revokeOrigin")(function* (origin: Origin) {
         yield* grants.revokeOrigin(origin)
-        const core = yield* hostCalls.call("revoke_origin", { origin }).pipe(Effect.result)
+        const core = yield* hostCalls.call("origin.revoke", { origin }).pipe(Effect.result)
         const notice = PedelecError.fromCode("APPROVAL_REQUIRED", "extension", { details: { origin } })
         const disconnectedPorts = yield* pagePorts.disconnectOrigin(origin, notice)
         const outcome: RevokeOutcome =

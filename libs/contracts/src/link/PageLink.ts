@@ -2,7 +2,9 @@
  * Page (SDK) ↔ extension, over `chrome.runtime.connect(extensionId)`. Plain Schemas, no `effect/rpc`: the SDK's
  * size budget cannot carry it. Requests are `{kind:"request", id, method, params}`; every request gets exactly one
  * response; session events are pushed as `{kind:"event"}`. The extension takes the origin from Chrome's `sender`,
- * so no message carries one.
+ * so no message carries one. A method the extension forwards is named by the Core RPC tag it becomes
+ * (`session.send_text`, node/CoreLink.ts HostRpcs); the two it answers itself are `extension.*`. How the native host
+ * turns each into its Core call is HostLink's; the SDK's public names (`sendText`, …) are the SDK's.
  */
 import * as Schema from "effect/Schema"
 import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
@@ -34,30 +36,30 @@ const method = <P extends Schema.Top, R extends Schema.Top>(params: P, result: R
 
 /** Every method a page may call, with its params and result. The extension answers errors as `PedelecErrorWire`. */
 export const PageMethods = {
-  hello: method(
+  "extension.hello": method(
     Schema.Struct({ protocolVersion: ProtocolVersion, sdkVersion: Schema.String.check(Schema.isMaxLength(64)) }),
     Schema.Struct({ protocolVersion: ProtocolVersion, extensionVersion: Schema.String })
   ),
-  get_approval_status: method(Empty, ApprovalStatus),
+  "extension.approval_status": method(Empty, ApprovalStatus),
   /** Opens the approval popup for an unapproved origin; `claimTools` makes this page the tool handler. */
-  create_session: method(Schema.Struct({ input: CreateSessionInput }), SessionInfo),
-  resume_session: method(Schema.Struct({ sessionId: SessionId, claimTools: Schema.Boolean }), SessionInfo),
+  "session.create": method(Schema.Struct({ input: CreateSessionInput }), SessionInfo),
+  "session.resume": method(Schema.Struct({ sessionId: SessionId, claimTools: Schema.Boolean }), SessionInfo),
   /** Events after `afterSeq` (replayed, then live) are pushed on this port until it closes. */
-  subscribe: method(
+  "session.subscribe": method(
     Schema.Struct({ sessionId: SessionId, afterSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)) }),
     Empty
   ),
-  list_providers: method(Empty, Schema.Array(ProviderInfo)),
-  get_settings: method(Empty, PublicSettings),
-  prepare: method(OnSession, Accepted),
-  send_text: method(Schema.Struct({ sessionId: SessionId, text: TurnText }), Accepted),
-  cancel: method(OnSession, Schema.Struct({ cancelled: Schema.Boolean })),
-  end_session: method(OnSession, Empty),
-  submit_tool_result: method(
+  "providers.list": method(Empty, Schema.Array(ProviderInfo)),
+  "settings.get": method(Empty, PublicSettings),
+  "session.prepare": method(OnSession, Accepted),
+  "session.send_text": method(Schema.Struct({ sessionId: SessionId, text: TurnText }), Accepted),
+  "session.cancel": method(OnSession, Schema.Struct({ cancelled: Schema.Boolean })),
+  "session.end": method(OnSession, Empty),
+  "tool.submit_result": method(
     Schema.Struct({ sessionId: SessionId, toolCallId: ToolCallId, outcome: ToolOutcome }),
     Schema.Struct({ accepted: Schema.Boolean })
   ),
-  tool_progress: method(
+  "tool.progress": method(
     Schema.Struct({
       sessionId: SessionId,
       toolCallId: ToolCallId,
@@ -65,9 +67,9 @@ export const PageMethods = {
     }),
     Empty
   ),
-  create_upload_ticket: method(UploadTicketRequest, AssetTicket),
-  create_download_ticket: method(DownloadTicketRequest, AssetTicket),
-  list_assets: method(OnSession, Schema.Array(AssetInfo))
+  "asset.upload_ticket": method(UploadTicketRequest, AssetTicket),
+  "asset.download_ticket": method(DownloadTicketRequest, AssetTicket),
+  "asset.list": method(OnSession, Schema.Array(AssetInfo))
 } as const
 
 export type PageMethod = keyof typeof PageMethods

@@ -27,9 +27,14 @@ export const SDK_VERSION = "0.1.0"
 /** The approval window may stay open this long (SPEC §4); the acknowledgement timeout never runs during it. */
 const APPROVAL_WINDOW_MS = 60_000
 /** Methods the extension may answer only after the user decided in the approval window. */
-const MAY_ASK_USER: ReadonlySet<PageMethod> = new Set(["create_session", "resume_session"])
+const MAY_ASK_USER: ReadonlySet<PageMethod> = new Set(["session.create", "session.resume"])
 /** Safe to send again after a reconnect: Core treats a repeat as the same request. */
-const IDEMPOTENT: ReadonlySet<PageMethod> = new Set(["submit_tool_result", "tool_progress", "cancel", "end_session"])
+const IDEMPOTENT: ReadonlySet<PageMethod> = new Set([
+  "tool.submit_result",
+  "tool.progress",
+  "session.cancel",
+  "session.end"
+])
 const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000] as const
 /** Failed reconnects after which live sessions hear EXTENSION_DISCONNECTED (the link keeps trying). */
 const ATTEMPTS_BEFORE_REPORTING = 4
@@ -176,7 +181,7 @@ export class ExtensionLink {
     port.onMessage.addListener((message) => this.#receive(port, message))
     port.onDisconnect.addListener(() => this.#dropped(port, lastErrorMessage()))
     try {
-      const hello = await this.send("hello", { protocolVersion: PROTOCOL_VERSION, sdkVersion: SDK_VERSION })
+      const hello = await this.send("extension.hello", { protocolVersion: PROTOCOL_VERSION, sdkVersion: SDK_VERSION })
       if (hello.protocolVersion !== PROTOCOL_VERSION) {
         port.disconnect()
         this.#port = undefined

@@ -51,14 +51,14 @@ export const uploadAsset = async (link: ExtensionLink, sessionId: SessionId, fil
   if (file.size > ASSET_LIMITS.maxUploadBytes)
     throw fail("ASSET_TOO_LARGE", { path, bytes: file.size, limit: ASSET_LIMITS.maxUploadBytes })
   const contentType = file.type.slice(0, 256)
-  const ticket = await link.request("create_upload_ticket", { sessionId, path, bytes: file.size, contentType })
+  const ticket = await link.request("asset.upload_ticket", { sessionId, path, bytes: file.size, contentType })
   await transfer(ticket, file)
   return ticket.path
 }
 
 export const readAsset = async (link: ExtensionLink, sessionId: SessionId, path: string, as: ReadAssetAs) => {
   const asset = assetPathOf(path)
-  const response = await transfer(await link.request("create_download_ticket", { sessionId, path: asset }))
+  const response = await transfer(await link.request("asset.download_ticket", { sessionId, path: asset }))
   if (as === "file") {
     const lastModified = Date.parse(response.headers.get("last-modified") ?? "") || Date.now()
     const type = response.headers.get("content-type") ?? ""

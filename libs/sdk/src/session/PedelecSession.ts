@@ -86,7 +86,7 @@ export class PedelecSession<ToolName extends string = string> {
   async sendText(text: string, options: SendTextOptions = {}): Promise<TurnResult> {
     const completion = await this.#runTurn(
       "user",
-      () => this.#link.request("send_text", { sessionId: this.#id, text: text as never }),
+      () => this.#link.request("session.send_text", { sessionId: this.#id, text: text as never }),
       options.timeoutMs
     )
     return {
@@ -98,19 +98,19 @@ export class PedelecSession<ToolName extends string = string> {
 
   /** A warm-up turn: the provider starts and records its session id; its chat is not shown. */
   async prepare(): Promise<void> {
-    await this.#runTurn("prepare", () => this.#link.request("prepare", { sessionId: this.#id }))
+    await this.#runTurn("prepare", () => this.#link.request("session.prepare", { sessionId: this.#id }))
   }
 
   /** Stops the active turn; `sendText` then resolves with reason "cancelled". */
   async cancel(): Promise<void> {
     this.#usable()
-    await this.#link.request("cancel", { sessionId: this.#id })
+    await this.#link.request("session.cancel", { sessionId: this.#id })
   }
 
   /** Idempotent: ends the session, its processes and a managed workspace. */
   end(): Promise<void> {
     if (this.#isEnded) return Promise.resolve()
-    this.#ending ??= this.#link.request("end_session", { sessionId: this.#id }).then(
+    this.#ending ??= this.#link.request("session.end", { sessionId: this.#id }).then(
       () => this.#markEnded("sdk"),
       (error: unknown) => {
         if (hasCode(error, "SESSION_ENDED", "SESSION_NOT_FOUND")) return this.#markEnded("sdk")
@@ -134,7 +134,7 @@ export class PedelecSession<ToolName extends string = string> {
   /** The session's asset files, with sizes, content types and modification times. */
   async listAssets(): Promise<ReadonlyArray<AssetInfo>> {
     this.#usable()
-    return this.#link.request("list_assets", { sessionId: this.#id })
+    return this.#link.request("asset.list", { sessionId: this.#id })
   }
 
   /** Reads an asset (one the agent wrote, say) as UTF-8 text, as JSON, or as a File. */
@@ -250,8 +250,8 @@ export class PedelecSession<ToolName extends string = string> {
     if (this.#isEnded) return
     const call = via === "send" ? this.#link.send.bind(this.#link) : this.#link.request.bind(this.#link)
     try {
-      await call("resume_session", { sessionId: this.#id, claimTools: this.#claimsTools })
-      await call("subscribe", { sessionId: this.#id, afterSeq: this.#lastSeq })
+      await call("session.resume", { sessionId: this.#id, claimTools: this.#claimsTools })
+      await call("session.subscribe", { sessionId: this.#id, afterSeq: this.#lastSeq })
     } catch (error) {
       if (hasCode(error, "SESSION_ENDED", "SESSION_NOT_FOUND")) this.#markEnded("sdk")
       throw error
@@ -324,7 +324,7 @@ export class PedelecSession<ToolName extends string = string> {
       progress: (message) => {
         const params = { sessionId: this.#id, toolCallId: toolCallId as ToolCallId }
         this.#link
-          .request("tool_progress", message === undefined ? params : { ...params, message: message.slice(0, 1024) })
+          .request("tool.progress", message === undefined ? params : { ...params, message: message.slice(0, 1024) })
           .catch(() => undefined)
       }
     }
@@ -341,7 +341,7 @@ export class PedelecSession<ToolName extends string = string> {
     // Core already answered the agent (timeout, cancel, end) and would refuse a late result.
     if (controller.signal.aborted) return
     try {
-      await this.#link.request("submit_tool_result", {
+      await this.#link.request("tool.submit_result", {
         sessionId: this.#id,
         toolCallId: toolCallId as ToolCallId,
         outcome

@@ -1,6 +1,8 @@
 /**
- * A fake of the page side of `chrome.runtime` and of the extension behind it, for unit tests of the SDK's own logic
- * (ids, ordering, reconnects, tool calls). The real extension and Chromium are proven by apps/e2e.
+ * FakeExtension — the extension as a page sees it: the page side of `chrome.runtime` (`connect`, `lastError`) and a
+ * scripted extension behind each FakePagePort, answering page-link requests by method. For unit tests of the SDK's
+ * own logic (ids, ordering, reconnects, tool calls). Not the worker's Chrome APIs (apps/extension/test/FakeChromeApi.ts
+ * fakes those); the real extension and Chromium are proven by apps/e2e.
  */
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
@@ -13,7 +15,7 @@ export interface Request {
 }
 
 type Answer = { readonly result: unknown } | { readonly error: PedelecErrorWire } | "silent"
-type Handler = (request: Request, port: FakePort) => Answer | Promise<Answer>
+type Handler = (request: Request, port: FakePagePort) => Answer | Promise<Answer>
 
 export const SESSION_ID = "s".repeat(22)
 
@@ -38,15 +40,15 @@ export const sessionInfo = (overrides: Record<string, unknown> = {}) => ({
   ...overrides
 })
 
-export class FakePort {
+export class FakePagePort {
   readonly sent: Array<Request> = []
   private readonly messageListeners: Array<(message: unknown) => void> = []
   private readonly disconnectListeners: Array<() => void> = []
   connected = true
 
-  private readonly chrome: FakeChrome
+  private readonly chrome: FakeExtension
 
-  constructor(chrome: FakeChrome) {
+  constructor(chrome: FakeExtension) {
     this.chrome = chrome
   }
 
@@ -83,26 +85,26 @@ export class FakePort {
   }
 }
 
-export class FakeChrome {
-  readonly ports: Array<FakePort> = []
+export class FakeExtension {
+  readonly ports: Array<FakePagePort> = []
   lastError: { message: string } | undefined
   /** Make `connect` fail like a missing extension does: the port drops at once with this message. */
   refuseWith: string | undefined
   private readonly handlers = new Map<string, Handler>()
 
   constructor() {
-    this.on("hello", () => ({ result: { protocolVersion: PROTOCOL_VERSION, extensionVersion: "0.1.0" } }))
-    this.on("subscribe", () => ({ result: {} }))
-    this.on("resume_session", () => ({ result: sessionInfo() }))
-    this.on("create_session", () => ({ result: sessionInfo() }))
-    this.on("submit_tool_result", () => ({ result: { accepted: true } }))
-    this.on("tool_progress", () => ({ result: {} }))
+    this.on("extension.hello", () => ({ result: { protocolVersion: PROTOCOL_VERSION, extensionVersion: "0.1.0" } }))
+    this.on("session.subscribe", () => ({ result: {} }))
+    this.on("session.resume", () => ({ result: sessionInfo() }))
+    this.on("session.create", () => ({ result: sessionInfo() }))
+    this.on("tool.submit_result", () => ({ result: { accepted: true } }))
+    this.on("tool.progress", () => ({ result: {} }))
   }
 
   install(): this {
     const runtime = {
       connect: (_id: string, _info: { name: string }) => {
-        const port = new FakePort(this)
+        const port = new FakePagePort(this)
         this.ports.push(port)
         if (this.refuseWith !== undefined) {
           const reason = this.refuseWith
@@ -123,7 +125,7 @@ export class FakeChrome {
     this.handlers.set(method, handler)
   }
 
-  get port(): FakePort {
+  get port(): FakePagePort {
     return this.ports.at(-1)!
   }
 
@@ -131,7 +133,7 @@ export class FakeChrome {
     return this.ports.flatMap((port) => port.sent.filter((request) => request.method === method))
   }
 
-  async answer(request: Request, port: FakePort): Promise<void> {
+  async answer(request: Request, port: FakePagePort): Promise<void> {
     const handler = this.handlers.get(request.method)
     if (handler === undefined) return
     const answer = await handler(request, port)

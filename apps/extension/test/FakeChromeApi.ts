@@ -1,14 +1,16 @@
 /**
- * A small fake of the Chrome APIs the worker uses (browser/Chrome.ts ChromeApi): ports whose both ends a test drives,
- * in-memory storage areas, and popup windows it can inspect and close. Plus helpers to wait for the worker's
- * asynchronous steps, which run on real timers even under TestClock.
+ * FakeChromeApi — the Chrome APIs the worker uses (browser/Chrome.ts ChromeApi): ports whose both ends a test drives
+ * (FakeWorkerPort, for page and native ports alike), in-memory storage areas, and popup windows it can inspect and
+ * close. Plus helpers to wait for the worker's asynchronous steps, which run on real timers even under TestClock.
+ * Nothing answers on those ports: the tests play the page and the host. (libs/sdk/test/FakeExtension.ts is the other
+ * side: a scripted extension as a page sees it.)
  */
 import * as Effect from "effect/Effect"
 import type { ChromeApi, PortLike, StorageAreaLike } from "../src/browser/Chrome.ts"
 
 type Listener<A extends Array<unknown>> = (...args: A) => void
 
-export class FakePort implements PortLike {
+export class FakeWorkerPort implements PortLike {
   readonly name: string
   readonly sender: { readonly origin?: string | undefined } | undefined
   /** What the worker posted on this port. */
@@ -16,9 +18,9 @@ export class FakePort implements PortLike {
   disconnected = false
   private readonly messageListeners: Array<Listener<[unknown]>> = []
   private readonly disconnectListeners: Array<Listener<[]>> = []
-  private readonly fake: FakeChrome
+  private readonly fake: FakeChromeApi
 
-  constructor(fake: FakeChrome, name: string, origin?: string) {
+  constructor(fake: FakeChromeApi, name: string, origin?: string) {
     this.fake = fake
     this.name = name
     this.sender = origin === undefined ? undefined : { origin }
@@ -65,12 +67,12 @@ class FakeStorage implements StorageAreaLike {
   }
 }
 
-export class FakeChrome implements ChromeApi {
+export class FakeChromeApi implements ChromeApi {
   readonly extensionVersion = "9.8.7"
   readonly local = new FakeStorage()
   readonly session = new FakeStorage()
   /** Every native port the worker opened, in order. */
-  readonly nativePorts: Array<FakePort> = []
+  readonly nativePorts: Array<FakeWorkerPort> = []
   /** Every popup the worker opened: its path (with query) and window id. */
   readonly popups: Array<{ readonly path: string; readonly windowId: number }> = []
   readonly closedWindows: Array<number> = []
@@ -78,7 +80,7 @@ export class FakeChrome implements ChromeApi {
   private nextWindow = 100
 
   readonly connectNative = (name: string) => {
-    const port = new FakePort(this, name)
+    const port = new FakeWorkerPort(this, name)
     this.nativePorts.push(port)
     return port
   }
@@ -97,8 +99,8 @@ export class FakeChrome implements ChromeApi {
   }
 
   /** A page connects: the port the worker gets. */
-  page(origin: string, name = "pedelec-sdk"): FakePort {
-    return new FakePort(this, name, origin)
+  page(origin: string, name = "pedelec-sdk"): FakeWorkerPort {
+    return new FakeWorkerPort(this, name, origin)
   }
 
   /** The ticket and query of the last popup. */
