@@ -9,10 +9,10 @@ import { Grants } from "./approval/Grants.ts"
 import type { Chrome } from "./browser/Chrome.ts"
 import { HostCalls } from "./host/HostCalls.ts"
 import { NativeLink } from "./host/NativeLink.ts"
-import { InternalRequests } from "./internal/InternalRequests.ts"
 import { Revocation } from "./options/Revocation.ts"
 import { PageConnection } from "./page/PageConnection.ts"
 import { PagePorts } from "./page/PagePorts.ts"
+import { UiRequests } from "./ui/UiRequests.ts"
 
 export type WorkerServices =
   | Chrome
@@ -23,7 +23,7 @@ export type WorkerServices =
   | PageConnection
   | PagePorts
   | Revocation
-  | InternalRequests
+  | UiRequests
 
 export const workerLayer = (chrome: Layer.Layer<Chrome>): Layer.Layer<WorkerServices> => {
   const storage = Layer.mergeAll(Grants.layer, NativeLink.layer).pipe(Layer.provideMerge(chrome))
@@ -32,5 +32,5 @@ export const workerLayer = (chrome: Layer.Layer<Chrome>): Layer.Layer<WorkerServ
   const pages = PageConnection.layer.pipe(Layer.provideMerge(hostCalls))
   const ports = PagePorts.layer.pipe(Layer.provideMerge(pages))
   const revocation = Revocation.layer.pipe(Layer.provideMerge(ports))
-  return InternalRequests.layer.pipe(Layer.provideMerge(revocation))
+  return UiRequests.layer.pipe(Layer.provideMerge(revocation))
 }

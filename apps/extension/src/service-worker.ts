@@ -9,9 +9,9 @@ import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { Approvals } from "./approval/Approvals.ts"
 import { Chrome } from "./browser/Chrome.ts"
-import { InternalRequests } from "./internal/InternalRequests.ts"
 import { PagePorts } from "./page/PagePorts.ts"
 import { PortMailbox } from "./page/PortMailbox.ts"
+import { UiRequests } from "./ui/UiRequests.ts"
 import { workerLayer } from "./WorkerLayer.ts"
 
 const runtime = ManagedRuntime.make(workerLayer(Chrome.layer))
@@ -27,7 +27,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (sender.id !== chrome.runtime.id || sender.url === undefined) return false
   const senderPath = new URL(sender.url).pathname
   runtime
-    .runPromise(InternalRequests.use((requests) => requests.handle(message, senderPath)))
+    .runPromise(UiRequests.use((requests) => requests.handle(message, senderPath)))
     .then(sendResponse, (error: unknown) =>
       sendResponse({ ok: false, message: `The extension failed: ${String(error)}` })
     )

@@ -12,9 +12,9 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
 import { Grants } from "../src/approval/Grants.ts"
 import { Chrome } from "../src/browser/Chrome.ts"
-import { InternalRequests } from "../src/internal/InternalRequests.ts"
 import { PagePorts } from "../src/page/PagePorts.ts"
 import { PortMailbox } from "../src/page/PortMailbox.ts"
+import { UiRequests } from "../src/ui/UiRequests.ts"
 import { workerLayer } from "../src/WorkerLayer.ts"
 import { FakeChromeApi, type FakeWorkerPort, waitUntil } from "./FakeChromeApi.ts"
 
@@ -46,7 +46,7 @@ const chat = (sessionId: string, seq: number) => ({
 
 type Posted = Record<string, unknown> & { kind: string; id?: string; ok?: boolean; error?: { code: string } }
 
-const run = <A, E>(body: (fake: FakeChromeApi) => Effect.Effect<A, E, PagePorts | Grants | InternalRequests>) => {
+const run = <A, E>(body: (fake: FakeChromeApi) => Effect.Effect<A, E, PagePorts | Grants | UiRequests>) => {
   const fake = new FakeChromeApi()
   return body(fake).pipe(Effect.provide(workerLayer(Chrome.layerWith(fake))))
 }
@@ -131,9 +131,9 @@ describe("a page port", () => {
         yield* waitUntil(() => fake.popups.length === 1, "the approval window")
         assert.strictEqual(fake.nativePorts.length, 0, "nothing reaches the host before the user approves")
         yield* TestClock.adjust("1 second")
-        const decision = yield* InternalRequests.use((requests) =>
+        const decision = yield* UiRequests.use((requests) =>
           requests.handle(
-            { kind: "approval_decision", ticket: fake.lastPopup().get("ticket"), approve: true },
+            { kind: "approval.decide", ticket: fake.lastPopup().get("ticket"), approve: true },
             "/approval.html"
           )
         )
@@ -322,9 +322,9 @@ describe("a page port", () => {
         assert.strictEqual(fake.lastPopup().get("path"), "/home/u/project")
         assert.strictEqual(fake.lastPopup().get("askOrigin"), "false")
         yield* TestClock.adjust("1 second")
-        yield* InternalRequests.use((requests) =>
+        yield* UiRequests.use((requests) =>
           requests.handle(
-            { kind: "approval_decision", ticket: fake.lastPopup().get("ticket"), approve: true },
+            { kind: "approval.decide", ticket: fake.lastPopup().get("ticket"), approve: true },
             "/approval.html"
           )
         )
@@ -392,7 +392,7 @@ describe("a page port", () => {
         const page = yield* connect(fake, A)
         const bystander = yield* connect(fake, B)
         const revoking = yield* Effect.forkChild(
-          InternalRequests.use((requests) => requests.handle({ kind: "revoke_origin", origin: A }, "/options.html"))
+          UiRequests.use((requests) => requests.handle({ kind: "origin.revoke", origin: A }, "/options.html"))
         )
         yield* waitUntil(() => fake.nativePorts.length === 1, "the revocation's native link")
         const revoke = yield* lastHostRequest(fake.nativePorts[0]!, "origin.revoke")
@@ -410,19 +410,19 @@ describe("a page port", () => {
     )
   )
 
-  it.effect("refuses internal messages from the wrong page or of the wrong shape", () =>
+  it.effect("refuses UI messages from the wrong page or of the wrong shape", () =>
     run(() =>
       Effect.gen(function* () {
-        const requests = yield* InternalRequests
+        const requests = yield* UiRequests
         const fromOptions = yield* requests.handle(
-          { kind: "approval_decision", ticket: "t", approve: true },
+          { kind: "approval.decide", ticket: "t", approve: true },
           "/options.html"
         )
         assert.isFalse(fromOptions.ok)
-        const fromApproval = yield* requests.handle({ kind: "options_state" }, "/approval.html")
+        const fromApproval = yield* requests.handle({ kind: "options.state" }, "/approval.html")
         assert.isFalse(fromApproval.ok)
         const malformed = yield* requests.handle(
-          { kind: "revoke_origin", origin: "javascript:alert(1)" },
+          { kind: "origin.revoke", origin: "javascript:alert(1)" },
           "/options.html"
         )
         assert.isFalse(malformed.ok)

@@ -7,7 +7,7 @@
  */
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import { InternalResponse } from "../internal/Messages.ts"
+import { UiResponse } from "../ui/UiMessages.ts"
 import { APPROVE_DELAY_MS } from "./ApprovalTimings.ts"
 
 const query = new URLSearchParams(location.search)
@@ -58,14 +58,14 @@ window.addEventListener("focus", arm)
 document.addEventListener("visibilitychange", arm)
 arm()
 
-const decodeResponse = Schema.decodeUnknownExit(InternalResponse)
+const decodeResponse = Schema.decodeUnknownExit(UiResponse)
 
 const decide = async (approved: boolean) => {
   approve.disabled = true
   reject.disabled = true
   const answer = decodeResponse(
     await chrome.runtime.sendMessage({
-      kind: "approval_decision",
+      kind: "approval.decide",
       ticket: query.get("ticket") ?? "",
       approve: approved
     })

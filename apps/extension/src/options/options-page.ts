@@ -9,12 +9,7 @@ import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import type { SessionInfo } from "@pedelec/contracts/Session"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import {
-  InternalResponse,
-  type OptionsState,
-  OptionsState as OptionsStateSchema,
-  RevokeResult
-} from "../internal/Messages.ts"
+import { type OptionsState, OptionsState as OptionsStateSchema, RevokeResult, UiResponse } from "../ui/UiMessages.ts"
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
 const origins = element<HTMLUListElement>("origins")
@@ -22,7 +17,7 @@ const sessions = element<HTMLUListElement>("sessions")
 const sessionsError = element<HTMLParagraphElement>("sessions-error")
 const status = element<HTMLParagraphElement>("status")
 
-const decodeResponse = Schema.decodeUnknownExit(InternalResponse)
+const decodeResponse = Schema.decodeUnknownExit(UiResponse)
 
 /** Sends one request to the worker; the result decoded with `schema`, or an Error whose message says what to do. */
 const ask = async <A>(schema: Schema.Decoder<A>, request: unknown): Promise<A> => {
@@ -131,7 +126,7 @@ const report = (text: string, isError = false) => {
 
 const refresh = async () => {
   try {
-    render(await ask(OptionsStateSchema, { kind: "options_state" }))
+    render(await ask(OptionsStateSchema, { kind: "options.state" }))
   } catch (error) {
     report(error instanceof Error ? error.message : String(error), true)
   }
@@ -139,7 +134,7 @@ const refresh = async () => {
 
 const revokeOrigin = async (origin: string) => {
   try {
-    const outcome = await ask(RevokeResult, { kind: "revoke_origin", origin })
+    const outcome = await ask(RevokeResult, { kind: "origin.revoke", origin })
     const ended = outcome.ended === null ? "" : ` ${outcome.ended} session${outcome.ended === 1 ? "" : "s"} ended.`
     report(
       outcome.coreError === undefined
@@ -155,7 +150,7 @@ const revokeOrigin = async (origin: string) => {
 
 const revokePath = async (origin: string, path: string) => {
   try {
-    await ask(Schema.Unknown, { kind: "revoke_path", origin, path })
+    await ask(Schema.Unknown, { kind: "path.revoke", origin, path })
     report(`${origin} may no longer use ${path}.`)
   } catch (error) {
     report(error instanceof Error ? error.message : String(error), true)

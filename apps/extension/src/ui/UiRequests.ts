@@ -1,5 +1,5 @@
 /**
- * InternalRequests — serves the extension's own pages: the approval window's decision (accepted only from
+ * UiRequests — serves the extension's own UI pages (UiMessages): the approval window's decision (accepted only from
  * approval.html, and only for the pending ticket), and the options page's listing and revocations (only from
  * options.html). Every message is decoded with Schema first; service-worker.ts has already checked that it comes from
  * this extension. Listing sessions asks Core only when some origin is approved: with none, no page may have any.
@@ -15,22 +15,22 @@ import { Grants } from "../approval/Grants.ts"
 import { HostCalls } from "../host/HostCalls.ts"
 import { Revocation } from "../options/Revocation.ts"
 import { PagePorts } from "../page/PagePorts.ts"
-import { InternalRequest, type InternalResponse, type OptionsState, type SessionsListing } from "./Messages.ts"
+import { type OptionsState, type SessionsListing, UiRequest, type UiResponse } from "./UiMessages.ts"
 
-const decodeRequest = Schema.decodeUnknownExit(InternalRequest)
+const decodeRequest = Schema.decodeUnknownExit(UiRequest)
 
-const refused = (message: string): InternalResponse => ({ ok: false, message })
-const answered = (result: unknown): InternalResponse => ({ ok: true, result })
+const refused = (message: string): UiResponse => ({ ok: false, message })
+const answered = (result: unknown): UiResponse => ({ ok: true, result })
 
-export class InternalRequests extends Context.Service<
-  InternalRequests,
+export class UiRequests extends Context.Service<
+  UiRequests,
   {
     /** `senderPath` is the pathname of the extension page that sent the message, e.g. "/options.html". */
-    readonly handle: (message: unknown, senderPath: string) => Effect.Effect<InternalResponse>
+    readonly handle: (message: unknown, senderPath: string) => Effect.Effect<UiResponse>
   }
->()("pedelec/extension/InternalRequests") {
+>()("pedelec/extension/UiRequests") {
   static readonly layer = Layer.effect(
-    InternalRequests,
+    UiRequests,
     Effect.gen(function* () {
       const approvals = yield* Approvals
       const grants = yield* Grants
@@ -60,11 +60,11 @@ export class InternalRequests extends Context.Service<
         return state
       })
 
-      const handle = Effect.fn("InternalRequests.handle")(function* (message: unknown, senderPath: string) {
+      const handle = Effect.fn("UiRequests.handle")(function* (message: unknown, senderPath: string) {
         const decoded = decodeRequest(message)
         if (Exit.isFailure(decoded)) return refused("The extension could not read this request; reload the page.")
         const request = decoded.value
-        if (request.kind === "approval_decision") {
+        if (request.kind === "approval.decide") {
           if (senderPath !== "/approval.html") return refused("Only the approval window decides approvals.")
           const accepted = yield* approvals.decide(request.ticket, request.approve)
           return accepted
@@ -73,17 +73,17 @@ export class InternalRequests extends Context.Service<
         }
         if (senderPath !== "/options.html") return refused("Only the options page manages approvals.")
         switch (request.kind) {
-          case "options_state":
+          case "options.state":
             return answered(yield* optionsState)
-          case "revoke_origin":
+          case "origin.revoke":
             return answered(yield* revocation.revokeOrigin(request.origin))
-          case "revoke_path":
+          case "path.revoke":
             yield* revocation.revokePath(request.origin, request.path)
             return answered({})
         }
       })
 
-      return InternalRequests.of({ handle })
+      return UiRequests.of({ handle })
     })
   )
 }

@@ -1,8 +1,9 @@
 /**
- * Messages between the extension's own pages (approval window, options page) and its service worker, over
- * `chrome.runtime.sendMessage`. They never leave the extension, so they live here rather than in contracts; both
- * sides still decode them with Schema, since a page of ours may be stale after an update. Page ↔ extension and
- * extension ↔ host messages are contracts' (link/PageLink.ts, link/HostLink.ts).
+ * UiMessages — what the extension's own UI pages (approval window, options page) and its service worker say to each
+ * other over `chrome.runtime.sendMessage`, named in the links' vocabulary (`origin.revoke`, …). They never leave the
+ * extension, so they live here rather than in contracts; both sides still decode them with Schema, since a page of
+ * ours may be stale after an update. Page ↔ extension and extension ↔ host messages are contracts' (link/PageLink.ts,
+ * link/HostLink.ts).
  */
 import { Origin } from "@pedelec/contracts/Ids"
 import { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
@@ -10,26 +11,21 @@ import { AbsolutePath, SessionInfo } from "@pedelec/contracts/Session"
 import * as Schema from "effect/Schema"
 
 export const ApprovalDecision = Schema.Struct({
-  kind: Schema.Literal("approval_decision"),
+  kind: Schema.Literal("approval.decide"),
   ticket: Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_-]{1,64}$/)),
   approve: Schema.Boolean
 })
 
-export const OptionsStateRequest = Schema.Struct({ kind: Schema.Literal("options_state") })
-export const RevokeOriginRequest = Schema.Struct({ kind: Schema.Literal("revoke_origin"), origin: Origin })
+export const OptionsStateRequest = Schema.Struct({ kind: Schema.Literal("options.state") })
+export const RevokeOriginRequest = Schema.Struct({ kind: Schema.Literal("origin.revoke"), origin: Origin })
 export const RevokePathRequest = Schema.Struct({
-  kind: Schema.Literal("revoke_path"),
+  kind: Schema.Literal("path.revoke"),
   origin: Origin,
   path: AbsolutePath
 })
 
-export const InternalRequest = Schema.Union([
-  ApprovalDecision,
-  OptionsStateRequest,
-  RevokeOriginRequest,
-  RevokePathRequest
-])
-export type InternalRequest = typeof InternalRequest.Type
+export const UiRequest = Schema.Union([ApprovalDecision, OptionsStateRequest, RevokeOriginRequest, RevokePathRequest])
+export type UiRequest = typeof UiRequest.Type
 
 /** Core's sessions as the options page shows them, or why they could not be listed. */
 export const SessionsListing = Schema.Union([
@@ -51,9 +47,9 @@ export const RevokeResult = Schema.Struct({
 })
 export type RevokeResult = typeof RevokeResult.Type
 
-/** Every internal answer: a result, or a sentence saying what went wrong. */
-export const InternalResponse = Schema.Union([
+/** Every answer to a UI page: a result, or a sentence saying what went wrong. */
+export const UiResponse = Schema.Union([
   Schema.Struct({ ok: Schema.Literal(true), result: Schema.Unknown }),
   Schema.Struct({ ok: Schema.Literal(false), message: Schema.String })
 ])
-export type InternalResponse = typeof InternalResponse.Type
+export type UiResponse = typeof UiResponse.Type
