@@ -92,10 +92,10 @@ export const report = (results: Results, width: number): Report => {
  * Writes the ratios, rounded to 3 decimals. A whole run replaces the file; a run of some scenarios updates their
  * names and keeps the others', so one ratio can be re-measured alone while working on it.
  */
-export const writeResults = async (results: Results, whole: boolean): Promise<number> => {
+export const writeResults = async (results: Results, whole: boolean, file = RESULTS_FILE): Promise<number> => {
   const kept: Record<string, unknown> = whole
     ? {}
-    : await readFile(RESULTS_FILE, "utf8").then(
+    : await readFile(file, "utf8").then(
         (text) => JSON.parse(text) as Record<string, unknown>,
         () => ({})
       )
@@ -108,6 +108,6 @@ export const writeResults = async (results: Results, whole: boolean): Promise<nu
       process.stderr.write(`bench: ${name} is ${value}, not written\n`)
     }
   }
-  await writeFile(RESULTS_FILE, `${JSON.stringify(written, null, 2)}\n`)
+  await writeFile(file, `${JSON.stringify(written, null, 2)}\n`)
   return results.size
 }
