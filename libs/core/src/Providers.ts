@@ -1,6 +1,7 @@
 /**
  * Providers — the registry of provider adapters Core can run, and what `listProviders()` reports about them:
- * detection at start (in the background) and on demand, found providers cached until a rescan. The scripted test
+ * detection at start (in the background) and on demand, through one `Cache` (a look shared by whoever asks during
+ * it, found providers kept until a rescan). The scripted test
  * agent exists only when enabled. It does not start processes (adapters do, for Sessions) and does not choose a
  * session's provider (Sessions, from settings).
  */
@@ -17,10 +18,13 @@ import { makeOllamaAdapter } from "@pedelec/providers/ollama/OllamaAdapter"
 import { OpencodeAdapter } from "@pedelec/providers/opencode/OpencodeAdapter"
 import type { ProviderAdapter } from "@pedelec/providers/Provider"
 import { ScriptedAdapter } from "@pedelec/providers/scripted/ScriptedAdapter"
+import * as Cache from "effect/Cache"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { CoreConfig } from "./CoreConfig.ts"
 import { SettingsStore } from "./SettingsStore.ts"
 
@@ -37,6 +41,23 @@ const ollamaAdapter = Effect.gen(function* () {
       return { baseUrl: ollama.baseUrl, timeoutMs: ollama.timeoutMs, apiKey: secrets.ollamaApiKey }
     })
   })
+})
+
+/**
+ * One detection per provider at a time: whoever asks during a look (a rescan, a createSession) joins it. Only a found
+ * provider is kept: one the user has just installed, signed in to or configured (Ollama's key) must work on the
+ * next try, without a rescan.
+ */
+const detectionCache = (byCode: ReadonlyMap<ProviderCode, ProviderAdapter>) =>
+  // Asked only for a code `Providers.adapter` has found.
+  Cache.makeWith((code: ProviderCode) => byCode.get(code)!.detect, {
+    capacity: Math.max(1, byCode.size),
+    timeToLive: (exit) => (Exit.isSuccess(exit) && exit.value.available ? Duration.infinity : Duration.zero)
+  })
+
+/** A rescan forgets what was found; a look still running is kept, so the rescan joins it rather than start another. */
+const forget = Effect.fnUntraced(function* (detections: Cache.Cache<ProviderCode, ProviderInfo>, code: ProviderCode) {
+  if (Option.isSome(yield* Cache.getSuccess(detections, code))) yield* Cache.invalidate(detections, code)
 })
 
 export class Providers extends Context.Service<
@@ -56,7 +77,7 @@ export class Providers extends Context.Service<
         const config = yield* CoreConfig
         const usable = adapters.filter((adapter) => adapter.code !== "scripted" || config.enableScripted)
         const byCode = new Map(usable.map((adapter) => [adapter.code, adapter]))
-        const detected = new Map<ProviderCode, ProviderInfo>()
+        const detections = yield* detectionCache(byCode)
 
         const adapter = Effect.fn("Providers.adapter")(function* (code: ProviderCode) {
           const found = byCode.get(code)
@@ -67,37 +88,13 @@ export class Providers extends Context.Service<
           return found
         })
 
-        /** One look per provider at a time: a rescan or a createSession during a look waits for it. */
-        const looking = new Map<ProviderCode, Deferred.Deferred<ProviderInfo>>()
-        const look = (found: ProviderAdapter) =>
-          Effect.gen(function* () {
-            const running = looking.get(found.code)
-            if (running) return yield* Deferred.await(running)
-            const done = yield* Deferred.make<ProviderInfo>()
-            looking.set(found.code, done)
-            const fresh = yield* found.detect.pipe(
-              Effect.tap((result) => Effect.sync(() => detected.set(found.code, result))),
-              Effect.onExit((exit) =>
-                Effect.andThen(
-                  Effect.sync(() => looking.delete(found.code)),
-                  Deferred.done(done, exit)
-                )
-              )
-            )
-            return fresh
-          })
-
         const info = Effect.fn("Providers.info")(function* (code: ProviderCode) {
-          const found = yield* adapter(code)
-          const cached = detected.get(code)
-          // Only a found provider is remembered: one the user has just installed, signed in to or configured
-          // (Ollama's key) must work on the next try, without a rescan.
-          if (cached?.available) return cached
-          return yield* look(found)
+          yield* adapter(code)
+          return yield* Cache.get(detections, code)
         })
 
         const list = Effect.fn("Providers.list")(function* (rescan: boolean) {
-          if (rescan) detected.clear()
+          if (rescan) yield* Effect.forEach(usable, (found) => forget(detections, found.code), { discard: true })
           return yield* Effect.forEach(usable, (found) => info(found.code).pipe(Effect.orDie), {
             concurrency: "unbounded"
           })
