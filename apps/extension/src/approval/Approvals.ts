@@ -5,7 +5,8 @@
  * (APPROVAL_REJECTED, APPROVAL_TIMEOUT); a rejection is remembered 10 minutes in `chrome.storage.session`, so a
  * worker restart does not forget it; an ask whose page goes is dropped by interrupting it (its window closes); an
  * Approve that arrives before the button could be enabled is ignored. It records what the user allowed in Grants;
- * which requests need an ask is decided by the page connection.
+ * which requests need an ask is decided by the page connection. The window is Approvals/ApprovalWindow's, the
+ * remembered rejections Approvals/Rejections'.
  */
 import type { Origin } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -14,65 +15,34 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
-import { Chrome } from "../browser/Chrome.ts"
+import { Chrome, type ChromeApi } from "../browser/Chrome.ts"
+import {
+  type ApprovalAsk,
+  closeStaleWindow,
+  closeWindow,
+  mintTicket,
+  openWindow,
+  type WindowSlot
+} from "./Approvals/ApprovalWindow.ts"
+import { readRejections, rejected, rejectionKey, remember } from "./Approvals/Rejections.ts"
 import { APPROVAL_TIMEOUT_MS, APPROVE_DELAY_MS, REJECTION_MEMORY_MS } from "./ApprovalTimings.ts"
 import { Grants } from "./Grants.ts"
 
 const DELAY_SLACK_MS = 200
 
-const REJECTIONS_KEY = "rejections"
-const WINDOW_KEY = "approvalWindow"
-
-/** What the window shows and what an Approve grants. */
-export interface ApprovalAsk {
-  readonly origin: Origin
-  readonly method: "session.create" | "session.resume"
-  /** The origin is not approved yet; false when only `path` needs a grant. */
-  readonly askOrigin: boolean
-  /** An explicit workspace path that needs its own grant. */
-  readonly path?: string | undefined
-  readonly provider?: string | undefined
-  readonly model?: string | undefined
-  readonly sessionId?: string | undefined
-}
-
 type Decision = "approve" | "reject" | "closed"
 
-interface Pending {
-  readonly ticket: string
+interface Pending extends WindowSlot {
   readonly origin: Origin
   readonly openedAt: number
   readonly decision: Deferred.Deferred<Decision>
-  windowId: number | undefined
 }
 
-const Rejections = Schema.Record(Schema.String, Schema.Number)
-
-/** A rejected origin is refused outright; a rejected path only for that origin and path. */
-const rejectionKey = (ask: ApprovalAsk): string => (ask.askOrigin ? ask.origin : `${ask.origin} ${ask.path ?? ""}`)
-
-const mintTicket = (): string => {
-  const bytes = crypto.getRandomValues(new Uint8Array(16))
-  return btoa(String.fromCharCode(...bytes))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "")
-}
-
-/** The approval page reads everything it shows from its URL; the worker trusts only the ticket coming back. */
-export const approvalUrl = (ticket: string, ask: ApprovalAsk): string => {
-  const query = new URLSearchParams({
-    ticket,
-    origin: ask.origin,
-    method: ask.method,
-    askOrigin: String(ask.askOrigin)
-  })
-  if (ask.path !== undefined) query.set("path", ask.path)
-  if (ask.provider !== undefined) query.set("provider", ask.provider)
-  if (ask.model !== undefined) query.set("model", ask.model)
-  if (ask.sessionId !== undefined) query.set("sessionId", ask.sessionId)
-  return `approval.html?${query.toString()}`
+interface ApprovalsState {
+  readonly chrome: ChromeApi
+  readonly grants: Grants["Service"]
+  /** The one ask in progress. The worker is single-threaded and `ask` checks and sets it with no yield between. */
+  pending: Pending | undefined
 }
 
 export class Approvals extends Context.Service<
@@ -89,117 +59,69 @@ export class Approvals extends Context.Service<
   static readonly layer = Layer.effect(
     Approvals,
     Effect.gen(function* () {
-      const chrome = yield* Chrome
-      const grants = yield* Grants
-      // The worker is single-threaded and the check-and-set below has no yield between, so a plain slot suffices.
-      let pending: Pending | undefined
-
-      const readRejections = Effect.promise(() => chrome.session.get(REJECTIONS_KEY)).pipe(
-        Effect.map((stored) => Schema.decodeUnknownOption(Rejections)(stored[REJECTIONS_KEY])),
-        Effect.map((decoded) => (decoded._tag === "Some" ? decoded.value : {}))
-      )
-
-      const remember = (key: string, until: number) =>
-        Effect.flatMap(readRejections, (rejections) => {
-          const now = until - REJECTION_MEMORY_MS
-          const kept = Object.fromEntries(Object.entries(rejections).filter(([, at]) => at > now))
-          return Effect.promise(() => chrome.session.set({ [REJECTIONS_KEY]: { ...kept, [key]: until } }))
-        })
-
-      const closeWindow = (windowId: number) =>
-        Effect.promise(() => chrome.closeWindow(windowId).catch(() => undefined)).pipe(
-          Effect.andThen(Effect.promise(() => chrome.session.set({ [WINDOW_KEY]: null })))
-        )
-
-      // A window left open by a worker that stopped mid-ask can no longer be answered: close it.
-      const stale = yield* Effect.promise(() => chrome.session.get(WINDOW_KEY))
-      if (typeof stale[WINDOW_KEY] === "number") yield* closeWindow(stale[WINDOW_KEY])
-
-      const rejected = (origin: Origin, until: number) =>
-        PedelecError.fromCode("APPROVAL_REJECTED", "extension", { details: { origin, retryAfter: until } })
-
-      // Uninterruptible: a window that opens after its ask was dropped would never be closed.
-      const openWindow = (entry: Pending, ask: ApprovalAsk) =>
-        Effect.tryPromise(() => chrome.openPopup(approvalUrl(entry.ticket, ask))).pipe(
-          Effect.tap((windowId) =>
-            Effect.suspend(() => {
-              entry.windowId = windowId
-              return windowId === undefined
-                ? Effect.void
-                : Effect.promise(() => chrome.session.set({ [WINDOW_KEY]: windowId }))
-            })
-          ),
-          Effect.mapError((cause) =>
-            PedelecError.fromCode("APPROVAL_REJECTED", "extension", {
-              message: `The approval window could not be opened (${String(cause.cause)}). Retry the call.`,
-              details: { origin: ask.origin }
-            })
-          ),
-          Effect.uninterruptible
-        )
-
-      const release = (entry: Pending) =>
-        Effect.suspend(() => {
-          if (pending === entry) pending = undefined
-          return entry.windowId === undefined ? Effect.void : closeWindow(entry.windowId)
-        })
-
-      const ask = Effect.fn("Approvals.ask")(function* (ask: ApprovalAsk) {
-        const now = yield* Clock.currentTimeMillis
-        const until = (yield* readRejections)[rejectionKey(ask)]
-        if (until !== undefined && until > now) return yield* Effect.fail(rejected(ask.origin, until))
-        const decision = yield* Deferred.make<Decision>()
-        if (pending !== undefined) {
-          return yield* Effect.fail(
-            PedelecError.fromCode("APPROVAL_PENDING", "extension", { details: { origin: ask.origin } })
-          )
-        }
-        const entry: Pending = {
-          ticket: mintTicket(),
-          origin: ask.origin,
-          openedAt: now,
-          decision,
-          windowId: undefined
-        }
-        pending = entry
-        const outcome = yield* openWindow(entry, ask).pipe(
-          Effect.andThen(
-            Deferred.await(decision).pipe(
-              Effect.timeoutOrElse({ duration: APPROVAL_TIMEOUT_MS, orElse: () => Effect.succeed("timeout" as const) })
-            )
-          ),
-          Effect.ensuring(release(entry))
-        )
-        if (outcome === "timeout") {
-          return yield* Effect.fail(
-            PedelecError.fromCode("APPROVAL_TIMEOUT", "extension", { details: { origin: ask.origin } })
-          )
-        }
-        if (outcome !== "approve") {
-          const rejectedUntil = (yield* Clock.currentTimeMillis) + REJECTION_MEMORY_MS
-          yield* remember(rejectionKey(ask), rejectedUntil)
-          return yield* Effect.fail(rejected(ask.origin, rejectedUntil))
-        }
-        if (ask.askOrigin) yield* grants.approve(ask.origin)
-        if (ask.path !== undefined) yield* grants.grantPath(ask.origin, ask.path)
+      const state: ApprovalsState = { chrome: yield* Chrome, grants: yield* Grants, pending: undefined }
+      yield* closeStaleWindow(state.chrome)
+      return Approvals.of({
+        ask: (request) => ask(state, request),
+        decide: (ticket, approve) => decide(state, ticket, approve),
+        windowClosed: (windowId) => windowClosed(state, windowId)
       })
-
-      const decide = Effect.fn("Approvals.decide")(function* (ticket: string, approve: boolean) {
-        const entry = pending
-        if (entry === undefined || entry.ticket !== ticket) return false
-        const now = yield* Clock.currentTimeMillis
-        if (approve && now - entry.openedAt < APPROVE_DELAY_MS - DELAY_SLACK_MS) return false
-        return yield* Deferred.succeed(entry.decision, approve ? "approve" : "reject")
-      })
-
-      const windowClosed = (windowId: number) =>
-        Effect.suspend(() =>
-          pending !== undefined && pending.windowId === windowId
-            ? Deferred.succeed(pending.decision, "closed").pipe(Effect.asVoid)
-            : Effect.void
-        )
-
-      return Approvals.of({ ask, decide, windowClosed })
     })
   )
 }
+
+const release = (state: ApprovalsState, entry: Pending) =>
+  Effect.suspend(() => {
+    if (state.pending === entry) state.pending = undefined
+    return entry.windowId === undefined ? Effect.void : closeWindow(state.chrome, entry.windowId)
+  })
+
+/** Opens the window for `entry` and waits for the user: a decision, or "timeout". The window closes either way. */
+const awaitDecision = (state: ApprovalsState, entry: Pending, request: ApprovalAsk) =>
+  openWindow(state.chrome, entry, request).pipe(
+    Effect.andThen(
+      Deferred.await(entry.decision).pipe(
+        Effect.timeoutOrElse({ duration: APPROVAL_TIMEOUT_MS, orElse: () => Effect.succeed("timeout" as const) })
+      )
+    ),
+    Effect.ensuring(release(state, entry))
+  )
+
+const ask = Effect.fn("Approvals.ask")(function* (state: ApprovalsState, request: ApprovalAsk) {
+  const { origin } = request
+  const now = yield* Clock.currentTimeMillis
+  const until = (yield* readRejections(state.chrome))[rejectionKey(request)]
+  if (until !== undefined && until > now) return yield* Effect.fail(rejected(origin, until))
+  const decision = yield* Deferred.make<Decision>()
+  if (state.pending !== undefined) {
+    return yield* Effect.fail(PedelecError.fromCode("APPROVAL_PENDING", "extension", { details: { origin } }))
+  }
+  const entry: Pending = { ticket: mintTicket(), origin, openedAt: now, decision, windowId: undefined }
+  state.pending = entry
+  const outcome = yield* awaitDecision(state, entry, request)
+  if (outcome === "timeout") {
+    return yield* Effect.fail(PedelecError.fromCode("APPROVAL_TIMEOUT", "extension", { details: { origin } }))
+  }
+  if (outcome !== "approve") {
+    const rejectedUntil = (yield* Clock.currentTimeMillis) + REJECTION_MEMORY_MS
+    yield* remember(state.chrome, rejectionKey(request), rejectedUntil)
+    return yield* Effect.fail(rejected(origin, rejectedUntil))
+  }
+  if (request.askOrigin) yield* state.grants.approve(origin)
+  if (request.path !== undefined) yield* state.grants.grantPath(origin, request.path)
+})
+
+const decide = Effect.fn("Approvals.decide")(function* (state: ApprovalsState, ticket: string, approve: boolean) {
+  const entry = state.pending
+  if (entry === undefined || entry.ticket !== ticket) return false
+  const now = yield* Clock.currentTimeMillis
+  if (approve && now - entry.openedAt < APPROVE_DELAY_MS - DELAY_SLACK_MS) return false
+  return yield* Deferred.succeed(entry.decision, approve ? "approve" : "reject")
+})
+
+const windowClosed = (state: ApprovalsState, windowId: number) =>
+  Effect.suspend(() =>
+    state.pending !== undefined && state.pending.windowId === windowId
+      ? Deferred.succeed(state.pending.decision, "closed").pipe(Effect.asVoid)
+      : Effect.void
+  )

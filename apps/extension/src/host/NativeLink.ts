@@ -24,7 +24,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { Chrome } from "../browser/Chrome.ts"
+import { Chrome, type ChromeApi } from "../browser/Chrome.ts"
 import { ChunkAssembler } from "./Chunks.ts"
 
 /** A logical message from the host, whole and decoded. */
@@ -86,85 +86,82 @@ export class NativeLink extends Context.Service<
     NativeLink,
     Effect.gen(function* () {
       const chrome = yield* Chrome
-
-      const connect = (handlers: NativeHandlers) => {
-        const port = chrome.connectNative(NATIVE_HOST_NAME)
-        const chunks = new ChunkAssembler()
-        let sawFrame = false
-        let open = true
-
-        const deliver = (raw: unknown, chunked: boolean) => {
-          const tooDeep = jsonDepthExceeded(raw, MAX_JSON_DEPTH)
-          if (tooDeep !== undefined) {
-            const error = protocolError(`the host sent a message nested deeper than ${MAX_JSON_DEPTH} levels`)
-            return handlers.onLost({ ...peekObject(raw), error })
-          }
-          const decoded = decodeHostMessage(raw)
-          if (Exit.isFailure(decoded)) {
-            return handlers.onLost({
-              ...peekObject(raw),
-              error: protocolError("the host sent a message of no known shape")
-            })
-          }
-          const message = decoded.value
-          if (message.kind !== "chunk") return handlers.onMessage(message)
-          if (chunked) return handlers.onLost({ error: protocolError("the host nested a chunk inside a chunk") })
-          for (const result of chunks.push(message)) {
-            if (result._tag === "Failed") {
-              const error = result.tooLarge
-                ? PedelecError.fromCode("MESSAGE_TOO_LARGE", "extension", {
-                    details: { bytes: result.bytes, limit: chunks.limit }
-                  })
-                : protocolError(result.reason)
-              handlers.onLost({ ...peekHead(result.head), error })
-              continue
-            }
-            let whole: unknown
-            try {
-              whole = JSON.parse(result.text)
-            } catch {
-              handlers.onLost({ ...peekHead(result.text.slice(0, 512)), error: protocolError("chunks were not JSON") })
-              continue
-            }
-            deliver(whole, true)
-          }
-        }
-
-        port.onMessage.addListener((raw) => {
-          sawFrame = true
-          if (open) deliver(raw, false)
-        })
-        port.onDisconnect.addListener(() => {
-          // lastError must be read inside this listener; it is gone afterwards.
-          const browserMessage = chrome.lastErrorMessage()
-          if (!open) return
-          open = false
-          handlers.onClosed(closedError(sawFrame, browserMessage))
-        })
-
-        const send = (request: HostRequest) => {
-          if (!open) return false
-          try {
-            port.postMessage(request)
-            return true
-          } catch {
-            return false
-          }
-        }
-        const close = () => {
-          open = false
-          port.disconnect()
-        }
-        return { send, close }
-      }
-
       return NativeLink.of({
         open: (handlers) =>
           Effect.acquireRelease(
-            Effect.sync(() => connect(handlers)),
+            Effect.sync(() => connect(chrome, handlers)),
             (link) => Effect.sync(link.close)
           ).pipe(Effect.map((link): NativeLinkHandle => ({ send: link.send })))
       })
     })
   )
+}
+
+/** Hands on one message from the host, whole: checked, decoded, and (a chunk) fed to the reassembly. */
+const deliver = (handlers: NativeHandlers, chunks: ChunkAssembler, raw: unknown, chunked: boolean) => {
+  const tooDeep = jsonDepthExceeded(raw, MAX_JSON_DEPTH)
+  if (tooDeep !== undefined) {
+    const error = protocolError(`the host sent a message nested deeper than ${MAX_JSON_DEPTH} levels`)
+    return handlers.onLost({ ...peekObject(raw), error })
+  }
+  const decoded = decodeHostMessage(raw)
+  if (Exit.isFailure(decoded)) {
+    return handlers.onLost({ ...peekObject(raw), error: protocolError("the host sent a message of no known shape") })
+  }
+  const message = decoded.value
+  if (message.kind !== "chunk") return handlers.onMessage(message)
+  if (chunked) return handlers.onLost({ error: protocolError("the host nested a chunk inside a chunk") })
+  for (const result of chunks.push(message)) {
+    if (result._tag === "Failed") {
+      const error = result.tooLarge
+        ? PedelecError.fromCode("MESSAGE_TOO_LARGE", "extension", {
+            details: { bytes: result.bytes, limit: chunks.limit }
+          })
+        : protocolError(result.reason)
+      handlers.onLost({ ...peekHead(result.head), error })
+      continue
+    }
+    let whole: unknown
+    try {
+      whole = JSON.parse(result.text)
+    } catch {
+      handlers.onLost({ ...peekHead(result.text.slice(0, 512)), error: protocolError("chunks were not JSON") })
+      continue
+    }
+    deliver(handlers, chunks, whole, true)
+  }
+}
+
+const connect = (chrome: ChromeApi, handlers: NativeHandlers) => {
+  const port = chrome.connectNative(NATIVE_HOST_NAME)
+  const chunks = new ChunkAssembler()
+  let sawFrame = false
+  let open = true
+
+  port.onMessage.addListener((raw) => {
+    sawFrame = true
+    if (open) deliver(handlers, chunks, raw, false)
+  })
+  port.onDisconnect.addListener(() => {
+    // lastError must be read inside this listener; it is gone afterwards.
+    const browserMessage = chrome.lastErrorMessage()
+    if (!open) return
+    open = false
+    handlers.onClosed(closedError(sawFrame, browserMessage))
+  })
+
+  const send = (request: HostRequest) => {
+    if (!open) return false
+    try {
+      port.postMessage(request)
+      return true
+    } catch {
+      return false
+    }
+  }
+  const close = () => {
+    open = false
+    port.disconnect()
+  }
+  return { send, close }
 }

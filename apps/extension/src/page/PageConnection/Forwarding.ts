@@ -1,10 +1,10 @@
 /**
- * Forwarding — one page port's way to Core: its own native link, opened on the first request that needs Core (so an
- * unapproved origin never wakes it) and closed with the page port. Native ids are the connection's own (`n0`, `n1`,
- * …) and mapped back, so a page's ids can never collide with another request or a subscription. Host messages go
- * back to this page only: responses to their request, events of its subscriptions. A native disconnect answers every
- * pending request and tells every subscription (PageNotice) with NATIVE_HOST_UNAVAILABLE / NATIVE_CONNECTION_CLOSED;
- * the next request reconnects. Which requests may be forwarded is Methods.ts's business.
+ * PageConnection/Forwarding — one page port's way to Core: its own native link, opened on the first request that needs
+ * Core (so an unapproved origin never wakes it) and closed with the page port. Native ids are the connection's own
+ * (`n0`, `n1`, …) and mapped back, so a page's ids can never collide with another request or a subscription. Host
+ * messages go back to this page only: responses to their request, events of its subscriptions. A native disconnect
+ * answers every pending request and tells every subscription (PageNotice) with NATIVE_HOST_UNAVAILABLE /
+ * NATIVE_CONNECTION_CLOSED; the next request reconnects. Which requests may be forwarded is PageConnection/Methods'.
  */
 import type { Origin, RequestId, SessionId } from "@pedelec/contracts/Ids"
 import type { HostMethod, HostRequest } from "@pedelec/contracts/link/HostLink"

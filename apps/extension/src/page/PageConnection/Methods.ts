@@ -1,9 +1,9 @@
 /**
- * Methods — what one page port does with each decoded call: `extension.hello` and `extension.approval_status` are
- * answered here; the approval gate (SPEC §4, §12: only `session.create` and `session.resume` ask, every other method
- * from an unapproved origin is APPROVAL_REQUIRED); everything else is forwarded to Core under its own name
- * (Forwarding). It keeps which sessions this port claimed tools for (created here, or resumed with `claimTools`),
- * which its `session.subscribe` passes on as HostSubscribeParams.claimTools.
+ * PageConnection/Methods — what one page port does with each decoded call: `extension.hello` and
+ * `extension.approval_status` are answered here; the approval gate (SPEC §4, §12: only `session.create` and
+ * `session.resume` ask, every other method from an unapproved origin is APPROVAL_REQUIRED); everything else is
+ * forwarded to Core under its own name (Forwarding). It keeps which sessions this port claimed tools for (created here,
+ * or resumed with `claimTools`), which its `session.subscribe` passes on as HostSubscribeParams.claimTools.
  */
 import { SessionId } from "@pedelec/contracts/Ids"
 import type { ApprovalStatus, PageParams } from "@pedelec/contracts/link/PageLink"
