@@ -10,6 +10,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import type { AssetPath } from "@pedelec/contracts/Assets"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { Origin, SessionId } from "@pedelec/contracts/Ids"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -71,7 +72,8 @@ interface Entry {
 }
 
 /**
- * The tickets themselves, with the clock passed in so the rules are testable without waiting. A used or expired
+ * The tickets themselves, synchronous (a CORS preflight is answered on the spot), with the time passed in: Effect's
+ * Clock in Core, so the rules follow a TestClock, and a plain counter in their own tests. A used or expired
  * ticket stays known for one more lifetime, so a late or repeated request from the right page still learns
  * `ASSET_TICKET_EXPIRED` rather than nothing.
  */
@@ -80,7 +82,7 @@ export class TicketBook {
   readonly #ttlMs: number
   readonly #now: () => number
 
-  constructor(ttlMs: number, now: () => number = Date.now) {
+  constructor(ttlMs: number, now: () => number) {
     this.#ttlMs = ttlMs
     this.#now = now
   }
@@ -154,7 +156,8 @@ export class AssetTickets extends Context.Service<
     AssetTickets,
     Effect.gen(function* () {
       const config = yield* CoreConfig
-      const book = new TicketBook(config.assetTicketMs)
+      const clock = yield* Clock.Clock
+      const book = new TicketBook(config.assetTicketMs, () => clock.currentTimeMillisUnsafe())
       return AssetTickets.of({
         mint: (grant) => Effect.sync(() => book.mint(grant)),
         preflight: (id, origin, method) => book.preflight(id, origin, method),

@@ -21,7 +21,7 @@ const refusal = (verdict: Verdict) => (verdict._tag === "Refused" ? [verdict.cod
 
 describe("TicketBook", () => {
   it("mints a 128-bit id and a 256-bit token, base64url, never the same twice", () => {
-    const book = new TicketBook(60_000)
+    const book = new TicketBook(60_000, clock().now)
     const minted = Array.from({ length: 100 }, () => book.mint(grant))
     for (const ticket of minted) {
       assert.match(ticket.id, TICKET_ID_PATTERN)
@@ -32,7 +32,7 @@ describe("TicketBook", () => {
   })
 
   it("redeems once: the second use is ASSET_TICKET_EXPIRED, still shown to the ticket's origin", () => {
-    const book = new TicketBook(60_000)
+    const book = new TicketBook(60_000, clock().now)
     const { id, token } = book.mint(grant)
     const presented: Presented = { id, token, origin: ORIGIN, method: "PUT" }
     const first = book.redeem(presented)
@@ -41,7 +41,7 @@ describe("TicketBook", () => {
   })
 
   it("refuses another origin first (nothing shown to it), then a wrong token, without using the ticket up", () => {
-    const book = new TicketBook(60_000)
+    const book = new TicketBook(60_000, clock().now)
     const { id, token } = book.mint(grant)
     assert.deepStrictEqual(refusal(book.redeem({ id, token, origin: "https://evil.example", method: "PUT" })), [
       "ASSET_UNAUTHORIZED",
@@ -63,7 +63,7 @@ describe("TicketBook", () => {
   })
 
   it("a token of another ticket opens nothing", () => {
-    const book = new TicketBook(60_000)
+    const book = new TicketBook(60_000, clock().now)
     const a = book.mint(grant)
     const b = book.mint({ ...grant, sessionId: "t".repeat(22) as SessionId })
     assert.deepStrictEqual(refusal(book.redeem({ id: b.id, token: a.token, origin: ORIGIN, method: "PUT" })), [
@@ -93,7 +93,7 @@ describe("TicketBook", () => {
   })
 
   it("a preflight passes for the ticket's origin and method only, and uses nothing up", () => {
-    const book = new TicketBook(60_000)
+    const book = new TicketBook(60_000, clock().now)
     const { id, token } = book.mint(grant)
     assert.strictEqual(book.preflight(id, ORIGIN, "PUT")?.id, id)
     assert.isUndefined(book.preflight(id, ORIGIN, "GET"))
