@@ -6,9 +6,9 @@
  */
 import net from "node:net"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
-import { LineSplitter } from "@pedelec/contracts/node/Lines"
 import type { ErrorDetails } from "@pedelec/contracts/PedelecError"
 import type { ToolError } from "@pedelec/contracts/Tool"
+import { TextLineSplitter } from "@pedelec/core-client/TextLines"
 import { dropped, type Endpoint, garbled, OPEN_TIMEOUT_MS, openFailure, type Refusal } from "./Reach.ts"
 
 export type Answer =
@@ -84,7 +84,7 @@ export const connect = (at: Endpoint): Promise<Wire | Refusal> =>
     }, OPEN_TIMEOUT_MS)
     let connected = false
     let nextId = 0
-    const lines = new LineSplitter(MAX_LINE)
+    const lines = new TextLineSplitter(MAX_LINE)
     let pending: { readonly id: string; readonly settle: (answer: Answer) => void } | undefined
     const settle = (answer: Answer) => {
       const current = pending

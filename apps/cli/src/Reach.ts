@@ -9,11 +9,11 @@ import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ErrorDetails } from "@pedelec/contracts/PedelecError"
 import type { ToolError } from "@pedelec/contracts/Tool"
 import { AUTH_HEADERS, PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
-import { resolveCorePaths } from "@pedelec/core/HomeLayout"
-import { isProcessAlive } from "@pedelec/core/ProcessAlive"
+import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
+import { isProcessAlive } from "@pedelec/core-client/ProcessAlive"
 import { type ExitCode, exitFor, toolError } from "./Output.ts"
 
-/** From the effect-free modules of contracts and core: the agent path loads no Schema and restates nothing. */
+/** From the effect-free modules of contracts and core-client: the agent path loads no Schema and restates nothing. */
 export { PROTOCOL_VERSION }
 export const SESSION_CAP_HEADER = AUTH_HEADERS.sessionCap
 
@@ -59,9 +59,21 @@ export const mismatch = (actual: number): Refusal =>
     { expected: PROTOCOL_VERSION, actual }
   )
 
+/** No core.json: no Core. */
+export const noRuntime = (file: string): Refusal =>
+  unavailable(`Pedelec is not running: there is no ${file}. ${START_CORE}`, { runtimeFile: file })
+
+/** core.json is there but this user cannot read it (`why`: the errno, or what the reader said). */
+export const unreadableRuntime = (file: string, why: string): Refusal =>
+  unavailable(
+    `Cannot read ${file} (${why}). Run the agent as the user who runs Pedelec, or ask the user to restart Pedelec.`,
+    { runtimeFile: file }
+  )
+
 /**
- * Reads `run/core.json` as JSON: no file means no Core. Checks the protocol before the rest, which may have changed;
- * the caller checks the fields it uses and answers `invalidRuntime` otherwise.
+ * Reads `run/core.json` as JSON for the effect-free agent path (the host commands decode it with core-client's
+ * RuntimeFile): no file means no Core. Checks the protocol before the rest, which may have changed; the caller
+ * checks the fields it uses and answers `invalidRuntime` otherwise.
  */
 export const readRuntimeJson = async (file: string): Promise<{ readonly json: unknown } | Refusal> => {
   let raw: string
@@ -69,12 +81,7 @@ export const readRuntimeJson = async (file: string): Promise<{ readonly json: un
     raw = await readFile(file, "utf8")
   } catch (cause) {
     const code = errnoOf(cause)
-    return code === "ENOENT"
-      ? unavailable(`Pedelec is not running: there is no ${file}. ${START_CORE}`, { runtimeFile: file })
-      : unavailable(
-          `Cannot read ${file} (${code ?? String(cause)}). Run the agent as the user who runs Pedelec, or ask the user to restart Pedelec.`,
-          { runtimeFile: file }
-        )
+    return code === "ENOENT" ? noRuntime(file) : unreadableRuntime(file, code ?? String(cause))
   }
   let json: unknown
   try {

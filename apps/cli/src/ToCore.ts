@@ -1,27 +1,22 @@
 /**
- * ToCore — pedelec-cli's effect/rpc link to Core for the host commands (settings, providers): finds the running
- * Core through `run/core.json` (CorePaths), connects to its socket (NDJSON), says `core.hello` (PROTOCOL_VERSION)
- * and proves the host role (core.json's launch secret) on every request with a client middleware. Every way of not
- * reaching Core becomes a CliFailure in Reach's words. The agent commands use AgentWire instead.
+ * ToCore — pedelec-cli's effect/rpc link to Core for the host commands (settings, providers): reads `run/core.json`
+ * (core-client's RuntimeFile), connects as the host role (core-client's CoreClient: NDJSON on the socket,
+ * `core.hello`, the launch secret on every request) and maps every way of not reaching Core to a CliFailure in
+ * Reach's words. The agent commands use AgentWire instead.
  */
 
-import * as NodeSocket from "@effect/platform-node/NodeSocket"
-import { AUTH_HEADERS, CoreRuntimeInfo, HelloRpcs, HostAuth, HostRpcs } from "@pedelec/contracts/node/CoreLink"
+import { NodeFileSystem } from "@effect/platform-node"
 import type { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import type { PublicSettings, SecretName, Settings } from "@pedelec/contracts/Settings"
-import { type CorePathsShape, resolveCorePaths } from "@pedelec/core/CorePaths"
-import { layerNdjson } from "@pedelec/core/Ndjson"
+import { connectHost } from "@pedelec/core-client/CoreClient"
+import { type CorePathsShape, resolveCorePaths } from "@pedelec/core-client/HomeLayout"
+import { readRuntimeInfo } from "@pedelec/core-client/RuntimeFile"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Headers from "effect/http/Headers"
 import * as Layer from "effect/Layer"
-import * as RpcClient from "effect/rpc/RpcClient"
 import type { RpcClientError } from "effect/rpc/RpcClientError"
-import * as RpcMiddleware from "effect/rpc/RpcMiddleware"
-import * as Schema from "effect/Schema"
-import * as Socket from "effect/socket/Socket"
 import { CliFailure } from "./CliFailure.ts"
 import {
   dropped,
@@ -31,11 +26,11 @@ import {
   helloTimeout,
   invalidRuntime,
   mismatch,
+  noRuntime,
   OPEN_TIMEOUT_MS,
   openFailure,
-  PROTOCOL_VERSION,
   type Refusal,
-  readRuntimeJson
+  unreadableRuntime
 } from "./Reach.ts"
 
 export type { Endpoint } from "./Reach.ts"
@@ -48,37 +43,26 @@ export interface Link {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// core.json and the socket
+// core.json
 
-const decodeRuntime = Schema.decodeUnknownResult(CoreRuntimeInfo)
+/** core.json's refusals, in the words the agent commands use for the same file. */
+const runtimeRefusal =
+  (file: string) =>
+  (error: PedelecError): CliFailure => {
+    const refusal = (): Refusal => {
+      if (error.code === "PROTOCOL_VERSION_MISMATCH") return mismatch(Number(error.details?.expected))
+      if (error.details?.problem === "missing") return noRuntime(file)
+      if (error.details?.problem === "unreadable") return unreadableRuntime(file, String(error.details.reason))
+      return invalidRuntime(file)
+    }
+    return new CliFailure(refusal())
+  }
 
-const fail = (refusal: Refusal) => Effect.fail(new CliFailure(refusal))
-
-/** Reads `run/core.json` (Reach) and decodes all of it: the host role proves its launch secret. */
-const readRuntimeInfo = Effect.fnUntraced(function* (paths: CorePathsShape) {
-  const read = yield* Effect.promise(() => readRuntimeJson(paths.runtimeFile))
-  if ("error" in read) return yield* fail(read)
-  const decoded = decodeRuntime(read.json)
-  if (decoded._tag === "Failure") return yield* fail(invalidRuntime(paths.runtimeFile))
-  return decoded.success
-})
-
-const protocol = (socketPath: string) =>
-  RpcClient.layerProtocolSocket().pipe(
-    // makeNet dials lazily and cannot fail here; layerNet's type would say it can.
-    Layer.provide(
-      Layer.effect(
-        Socket.Socket,
-        NodeSocket.makeNet({ path: socketPath, openTimeout: Duration.millis(OPEN_TIMEOUT_MS) })
-      )
-    ),
-    Layer.provide(layerNdjson)
-  )
-
-/** Sends one proof header on every request of the group the middleware guards. */
-const proving = <Id extends RpcMiddleware.AnyId, S>(tag: Context.Key<Id, S>, header: string, value: string) =>
-  RpcMiddleware.layerClient(tag, ({ request, next }) =>
-    next({ ...request, headers: Headers.set(request.headers, header, value) })
+/** Reads `run/core.json` and decodes all of it: the host role proves its launch secret. */
+const runtimeInfo = (paths: CorePathsShape) =>
+  readRuntimeInfo(paths.runtimeFile, "cli").pipe(
+    Effect.mapError(runtimeRefusal(paths.runtimeFile)),
+    Effect.provide(NodeFileSystem.layer)
   )
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -91,11 +75,16 @@ interface HelloTimeout {
 
 type ClientFailure = PedelecError | RpcClientError | HelloTimeout
 
-/** One mapping for everything a call can fail with. */
+/** One mapping for everything a call can fail with: Core's refusals keep Core's words. */
 const toFailure =
   (at: Endpoint) =>
-  (error: ClientFailure): CliFailure =>
-    error._tag === "PedelecError" ? CliFailure.of(error.code, error.message, error.details) : connectFailure(error, at)
+  (error: ClientFailure): CliFailure => {
+    if (error._tag !== "PedelecError") return connectFailure(error, at)
+    // CoreClient's own check of the welcome (source "cli"): a Core of another release answered the hello.
+    if (error.code === "PROTOCOL_VERSION_MISMATCH" && error.source === "cli")
+      return new CliFailure(mismatch(Number(error.details?.expected)))
+    return CliFailure.of(error.code, error.message, error.details)
+  }
 
 /** Not reaching Core, by cause, in Reach's words. Exported for the unit test of the EPERM case. */
 export const connectFailure = (error: RpcClientError | HelloTimeout, at: Endpoint): CliFailure => {
@@ -106,34 +95,8 @@ export const connectFailure = (error: RpcClientError | HelloTimeout, at: Endpoin
   return new CliFailure(dropped(at, error.message))
 }
 
-const hello = <E>(
-  call: (hello: {
-    readonly protocolVersion: number
-    readonly component: "cli"
-    readonly version: string
-  }) => Effect.Effect<{ readonly protocolVersion: number }, E>,
-  version: string
-) =>
-  call({ protocolVersion: PROTOCOL_VERSION, component: "cli", version }).pipe(
-    Effect.timeoutOrElse({
-      duration: Duration.millis(HELLO_TIMEOUT_MS),
-      orElse: () => Effect.fail<HelloTimeout>({ _tag: "HelloTimeout" })
-    }),
-    Effect.flatMap((welcome) =>
-      welcome.protocolVersion === PROTOCOL_VERSION ? Effect.void : fail(mismatch(welcome.protocolVersion))
-    )
-  )
-
-/** The hello can also fail with a CliFailure of its own (a protocol mismatch), which passes through unchanged. */
-const asFailure =
-  (failure: (error: ClientFailure) => CliFailure) =>
-  (error: ClientFailure | CliFailure): CliFailure =>
-    error._tag === "CliFailure" ? error : failure(error)
-
 // ---------------------------------------------------------------------------------------------------------------
 // Host role
-
-const HostGroup = HelloRpcs.merge(HostRpcs)
 
 export interface HostCoreShape {
   readonly settings: Effect.Effect<PublicSettings, CliFailure>
@@ -145,24 +108,28 @@ export interface HostCoreShape {
 export class HostCore extends Context.Service<HostCore, HostCoreShape>()("pedelec/cli/HostCore") {
   /** Proves the host role with core.json's per-launch secret, as the native host does. */
   static readonly layer = (options: Link): Layer.Layer<HostCore, CliFailure> =>
-    Layer.unwrap(
+    Layer.effect(
+      HostCore,
       Effect.gen(function* () {
-        const info = yield* readRuntimeInfo(options.paths ?? resolveCorePaths())
+        const info = yield* runtimeInfo(options.paths ?? resolveCorePaths())
         const failure = toFailure(info)
-        const make = Effect.gen(function* () {
-          const client = yield* RpcClient.make(HostGroup)
-          yield* hello(client["core.hello"], options.version).pipe(Effect.mapError(asFailure(failure)))
-          return HostCore.of({
-            settings: client["settings.get"]().pipe(Effect.mapError(failure)),
-            setSettings: (settings) => client["settings.set"]({ settings }).pipe(Effect.mapError(failure)),
-            setSecret: (name, value) => client["settings.set_secret"]({ name, value }).pipe(Effect.mapError(failure)),
-            providers: (rescan) => client["providers.list"]({ rescan }).pipe(Effect.mapError(failure))
-          })
-        })
-        return Layer.effect(HostCore, make).pipe(
-          Layer.provide(protocol(info.socketPath)),
-          Layer.provide(proving(HostAuth, AUTH_HEADERS.launchSecret, info.launchSecret))
+        const client = yield* connectHost(info, {
+          component: "cli",
+          version: options.version,
+          openTimeout: Duration.millis(OPEN_TIMEOUT_MS)
+        }).pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.millis(HELLO_TIMEOUT_MS),
+            orElse: () => Effect.fail<HelloTimeout>({ _tag: "HelloTimeout" })
+          }),
+          Effect.mapError(failure)
         )
+        return HostCore.of({
+          settings: client["settings.get"]().pipe(Effect.mapError(failure)),
+          setSettings: (settings) => client["settings.set"]({ settings }).pipe(Effect.mapError(failure)),
+          setSecret: (name, value) => client["settings.set_secret"]({ name, value }).pipe(Effect.mapError(failure)),
+          providers: (rescan) => client["providers.list"]({ rescan }).pipe(Effect.mapError(failure))
+        })
       })
     )
 }

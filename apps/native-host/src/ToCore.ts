@@ -1,90 +1,39 @@
 /**
- * ToCore — the host's one connection to Core. Finds the running Core from `run/core.json` (a file whose pid is dead
- * counts as none) or starts the `pedelec-core` baked into the launcher (`PEDELEC_CORE_COMMAND --detach --on-demand`;
- * it puts itself in its own session, so the browser killing the host leaves it running), waits ≤ 10 s for it, then
- * connects as the host role. Connects lazily, on the first request that needs Core, so a port opened only for
- * extension-local calls wakes nothing. It does not map requests to RPCs: Relay does.
+ * ToCore — the host's one connection to Core. Finds the running Core or starts the `pedelec-core` baked into the
+ * launcher (`PEDELEC_CORE_COMMAND`), both core-client's FindOrStart, then connects as the host role (CoreClient).
+ * Connects lazily, on the first request that needs Core, so a port opened only for extension-local calls wakes
+ * nothing. It does not map requests to RPCs: Relay does.
  */
-import { spawn } from "node:child_process"
-import path from "node:path"
+import { NodeFileSystem } from "@effect/platform-node"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import { connectHost, type HostClient, readRuntimeInfo } from "@pedelec/core/CoreClient"
-import { CorePaths, type CorePathsShape } from "@pedelec/core/CorePaths"
-import { isProcessAlive } from "@pedelec/core/ProcessAlive"
+import { connectHost, type HostClient } from "@pedelec/core-client/CoreClient"
+import { findOrStart } from "@pedelec/core-client/FindOrStart"
+import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
+import packageJson from "../package.json" with { type: "json" }
 import { log } from "./Log.ts"
 
-const START_TIMEOUT_MS = 10_000
 const CONNECT_TIMEOUT_MS = 5_000
-const POLL_MS = 50
+
+const NO_COMMAND =
+  "no Core is running and this native host was installed without PEDELEC_CORE_COMMAND; start the desktop app, or reinstall the host with `pedelec-cli install-native-host`"
 
 const unavailable = (reason: string) =>
   PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "native-host", { details: { reason } })
 
-/** The live Core's announcement, or undefined when there is none (missing, unreadable, or a dead pid). */
-const runningCore = (paths: CorePathsShape) =>
-  readRuntimeInfo(paths.runtimeFile).pipe(
-    Effect.map((info) => (isProcessAlive(info.pid) ? info : undefined)),
-    Effect.orElseSucceed(() => undefined)
-  )
-
-/**
- * Runs the launcher's Core command. Its own `--detach` returns once the background Core answers; we still poll
- * core.json ourselves, since a second host racing us makes our launcher lose the lock while the winner's Core serves.
- */
-const launch = (command: string) =>
-  Effect.sync(() => {
-    // Run with this host's own runtime: the launcher baked its absolute path in, and nothing is looked up on PATH
-    // (pedelec-core's `#!/usr/bin/env node` line would be).
-    const launcher = spawn(process.execPath, [command, "--detach", "--on-demand"], {
-      env: process.env,
-      // Its stdout says "running in the background"; only frames may reach ours.
-      stdio: ["ignore", "ignore", "inherit"],
-      windowsHide: true
-    })
-    launcher.on("error", (error) => log(`could not run ${command}: ${error.message}`))
-    launcher.unref()
-  })
-
-const startCore = Effect.fnUntraced(function* (paths: CorePathsShape) {
-  const command = process.env.PEDELEC_CORE_COMMAND
-  if (command === undefined || command.length === 0 || !path.isAbsolute(command)) {
-    return yield* Effect.fail(
-      unavailable(
-        "no Core is running and this native host was installed without PEDELEC_CORE_COMMAND; start the desktop app, or reinstall the host with `pedelec-cli install-native-host`"
-      )
-    )
-  }
-  log(`no Core is running; starting ${command}`)
-  yield* launch(command)
-  const waitForCore = Effect.gen(function* () {
-    while (true) {
-      const info = yield* runningCore(paths)
-      if (info !== undefined) return info
-      yield* Effect.sleep(POLL_MS)
-    }
-  })
-  return yield* waitForCore.pipe(
-    Effect.timeoutOrElse({
-      duration: START_TIMEOUT_MS,
-      orElse: () =>
-        Effect.fail(
-          unavailable(
-            `${command} did not start within ${START_TIMEOUT_MS / 1000} s; see ${path.join(paths.logsDir, "core.log")}`
-          )
-        )
-    })
-  )
-})
-
-const findOrStart = Effect.fnUntraced(function* (paths: CorePathsShape) {
-  return (yield* runningCore(paths)) ?? (yield* startCore(paths))
-})
+/** The launcher's Core, for this host's PEDELEC_HOME. */
+const findCore = () =>
+  findOrStart(resolveCorePaths(), {
+    command: process.env.PEDELEC_CORE_COMMAND,
+    noCommand: NO_COMMAND,
+    source: "native-host",
+    log
+  }).pipe(Effect.provide(NodeFileSystem.layer))
 
 export class ToCore extends Context.Service<
   ToCore,
@@ -96,17 +45,16 @@ export class ToCore extends Context.Service<
   static readonly layer = Layer.effect(
     ToCore,
     Effect.gen(function* () {
-      const paths = yield* CorePaths
       const scope = yield* Effect.scope
       // One connection attempt at a time: concurrent first requests share it instead of starting Core twice.
       const connecting = yield* Semaphore.make(1)
       let connected: HostClient | undefined
 
       const connect = Effect.fn("ToCore.connect")(function* () {
-        const info = yield* findOrStart(paths)
+        const info = yield* findCore()
         // A child scope, so a failed attempt releases its socket instead of leaving it to the host's exit.
         const attempt = yield* Scope.fork(scope)
-        const exit = yield* connectHost(info, "native-host").pipe(
+        const exit = yield* connectHost(info, { component: "native-host", version: packageJson.version }).pipe(
           Effect.timeoutOrElse({
             duration: CONNECT_TIMEOUT_MS,
             orElse: () => Effect.fail(unavailable(`Core (pid ${info.pid}) did not answer on ${info.socketPath}`))

@@ -4,7 +4,6 @@
  * stdin ends (Chrome closed the port), after every subscription and the Core connection are closed.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { CorePaths } from "@pedelec/core/CorePaths"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -14,7 +13,7 @@ import { NativePort } from "./NativeMessaging.ts"
 import * as Relay from "./Relay.ts"
 import { ToCore } from "./ToCore.ts"
 
-const services = Layer.mergeAll(NativePort.layer, ToCore.layer.pipe(Layer.provide(CorePaths.layer)))
+const services = Layer.mergeAll(NativePort.layer, ToCore.layer)
 
 NodeRuntime.runMain(Relay.run.pipe(Effect.provide(services), Effect.scoped), {
   disableErrorReporting: true,

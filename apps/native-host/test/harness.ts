@@ -1,20 +1,19 @@
 // The built native host as Chrome runs it: stdin/stdout pipes, the launcher's environment (PEDELEC_HOME and
-// PEDELEC_CORE_COMMAND pointing at apps/core-daemon's pedelec-core), framed requests in, frames out. Every stdout byte is
-// checked to be a frame of at most 1 MiB that decodes as HostToExtension; chunk frames are reassembled.
+// PEDELEC_CORE_COMMAND pointing at apps/core-daemon's pedelec-core), framed requests in, frames out. Every stdout byte
+// is checked to be a frame of at most 1 MiB that decodes as HostToExtension; chunk frames are reassembled. The Core a
+// host starts is detached, so stopping it goes by its announced pid (test-kit's CoreProcess).
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtemp, readFile, realpath, rm } from "node:fs/promises"
+import { mkdtemp, realpath, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
-import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { HOST_LIMITS, HostToExtension } from "@pedelec/contracts/link/HostLink"
+import { BUILT, plantedPid, stopLiveCore } from "@pedelec/test-kit/core/CoreProcess"
 import * as Schema from "effect/Schema"
 import { encodeFrame, FrameDecoder } from "../src/Framing.ts"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const hostBin = path.resolve(here, "../bin/pedelec-native-host")
-export const coreBin = path.resolve(here, "../../desktop/bin/pedelec-core")
-export const cliBinDir = path.resolve(here, "../../cli/bin")
 export const ORIGIN = "http://127.0.0.1:5173"
 export const OTHER_ORIGIN = "https://other.example"
 
@@ -38,30 +37,16 @@ const decodeOut = Schema.decodeUnknownSync(HostToExtension)
 export const tempHome = async () => realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-nh-")))
 export const removeHome = (home: string) => rm(home, { recursive: true, force: true })
 
+/** The pid in the home's run/core.json, even of a stale file a test planted there. */
 export const coreInfo = async (home: string): Promise<{ readonly pid: number } | undefined> => {
-  try {
-    return JSON.parse(await readFile(path.join(home, "run", "core.json"), "utf8")) as { readonly pid: number }
-  } catch {
-    return undefined
-  }
+  const pid = await plantedPid(home)
+  return pid === undefined ? undefined : { pid }
 }
 
-export const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+export { isProcessAlive as isAlive } from "@pedelec/core-client/ProcessAlive"
 
 /** Stops the Core a host started (it is detached, so nothing else will): SIGTERM via core.json's pid. */
-export const stopCore = async (home: string) => {
-  const info = await coreInfo(home)
-  if (info === undefined || !isAlive(info.pid)) return
-  process.kill(info.pid, "SIGTERM")
-  for (let waited = 0; waited < 10_000 && isAlive(info.pid); waited += 50) await sleep(50)
-}
+export const stopCore = (home: string) => stopLiveCore(home)
 
 export interface Host {
   readonly child: ChildProcess
@@ -86,9 +71,9 @@ export const startHost = (home: string, env: Record<string, string> = {}): Host 
     env: {
       ...process.env,
       PEDELEC_HOME: home,
-      PEDELEC_CORE_COMMAND: coreBin,
+      PEDELEC_CORE_COMMAND: BUILT.coreBin,
       PEDELEC_ENABLE_SCRIPTED: "1",
-      PEDELEC_BIN_DIR: cliBinDir,
+      PEDELEC_BIN_DIR: BUILT.cliBinDir,
       ...env
     },
     stdio: ["pipe", "pipe", "pipe"]
@@ -177,8 +162,7 @@ export const startHost = (home: string, env: Record<string, string> = {}): Host 
   return { child, messages, chunked, stderr: () => stderr, writeRaw, send, next, request, close }
 }
 
-/** A script for the scripted agent, fenced the way it looks for it. */
-export const script = (...lines: ReadonlyArray<string>) => ["```pedelec-script", ...lines, "```"].join("\n")
+export { script } from "@pedelec/providers/scripted/Script"
 
 export const eventOf = (message: Message) => message.event as Record<string, unknown> & { readonly type: string }
 

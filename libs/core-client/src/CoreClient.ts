@@ -64,24 +64,25 @@ const proving = <Id extends RpcMiddleware.AnyId, S>(tag: Context.Key<Id, S>, pro
     next({ ...request, headers: withProof(request.headers, proof) })
   )
 
-type Hello = (hello: {
+type Hello<E> = (hello: {
   readonly protocolVersion: number
   readonly component: Component
   readonly version: string
-}) => Effect.Effect<{ readonly protocolVersion: number }, unknown>
+}) => Effect.Effect<{ readonly protocolVersion: number }, E>
 
 /** The hello, and PROTOCOL_VERSION_MISMATCH when a Core of another release welcomes us anyway. */
-const greet = Effect.fnUntraced(function* (hello: Hello, options: ConnectOptions) {
-  const welcome = yield* hello({
-    protocolVersion: PROTOCOL_VERSION,
-    component: options.component,
-    version: options.version
-  })
-  if (welcome.protocolVersion === PROTOCOL_VERSION) return
-  return yield* PedelecError.fromCode("PROTOCOL_VERSION_MISMATCH", options.component, {
-    details: { actual: PROTOCOL_VERSION, expected: welcome.protocolVersion }
-  })
-})
+const greet = <E>(hello: Hello<E>, options: ConnectOptions) =>
+  hello({ protocolVersion: PROTOCOL_VERSION, component: options.component, version: options.version }).pipe(
+    Effect.flatMap((welcome) =>
+      welcome.protocolVersion === PROTOCOL_VERSION
+        ? Effect.void
+        : Effect.fail(
+            PedelecError.fromCode("PROTOCOL_VERSION_MISMATCH", options.component, {
+              details: { actual: PROTOCOL_VERSION, expected: welcome.protocolVersion }
+            })
+          )
+    )
+  )
 
 /** Socket, serialization and proof, built into the caller's scope so the socket outlives the constructor. */
 const clientContext = <Id extends RpcMiddleware.AnyId, S>(

@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
-import { resolveCorePaths } from "@pedelec/core/CorePaths"
+import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
 import { BROWSERS, type Os, osOf, PEDELEC_EXTENSION_ID } from "@pedelec/host-registration/Browsers"
 import {
   detectBrowsers,

@@ -6,7 +6,7 @@
  */
 import { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
-import { resolveCorePaths } from "@pedelec/core/HomeLayout"
+import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import packageJson from "../../package.json" with { type: "json" }
