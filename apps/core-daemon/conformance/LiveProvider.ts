@@ -13,6 +13,7 @@ import path from "node:path"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import type { HostClient } from "@pedelec/core-client/CoreClient"
 import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import { mainRequests, userTextsOf } from "@pedelec/test-kit/model-server/RequestLog"
 import * as Effect from "effect/Effect"
@@ -20,7 +21,6 @@ import type * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   completionOf,
-  type HostClient,
   hostClient,
   isStatus,
   isType,

@@ -6,7 +6,7 @@ import { build } from "esbuild"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
 await build({
-  entryPoints: [path.join(root, "src/headless/main.ts")],
+  entryPoints: [path.join(root, "src/main.ts")],
   outfile: path.join(root, "dist/pedelec-core.mjs"),
   bundle: true,
   platform: "node",

@@ -10,11 +10,11 @@ import path from "node:path"
 import { Readable } from "node:stream"
 import { assert, describe, it } from "@effect/vitest"
 import { ASSET_LIMITS, ASSET_TICKET_HEADER, type AssetPath, type AssetTicket } from "@pedelec/contracts/Assets"
+import type { HostClient } from "@pedelec/core-client/CoreClient"
 import * as Effect from "effect/Effect"
 import {
   coreForFile,
   failureCode,
-  type HostClient,
   hostClient,
   ORIGIN,
   OTHER_ORIGIN,

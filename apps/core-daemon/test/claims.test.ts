@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
+import { script } from "@pedelec/providers/scripted/Script"
 import * as Effect from "effect/Effect"
 import {
   chatOf,
@@ -15,7 +16,6 @@ import {
   isType,
   ORIGIN,
   openSession,
-  script,
   type ToolCall
 } from "./harness.ts"
 

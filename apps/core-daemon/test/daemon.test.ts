@@ -1,9 +1,9 @@
 // pedelec-core as a daemon: one Core per home, `--detach` returning once the background Core answers, and a Core
 // started on demand stopping itself when idle (with PEDELEC_IDLE_EXIT_MS scaled down from the 10 minutes of SPEC).
 import { spawn } from "node:child_process"
-import { readFile } from "node:fs/promises"
-import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { pathsForHome } from "@pedelec/core-client/HomeLayout"
+import { announcement } from "@pedelec/test-kit/core/CoreProcess"
 import * as Effect from "effect/Effect"
 import { cliBinDir, coreBin, exists, isGone, removeHome, startCore, stopCore, tempDir, waitUntil } from "./harness.ts"
 
@@ -33,8 +33,8 @@ describe("pedelec-core as a daemon", () => {
       assert.notStrictEqual(second.code, 0)
       assert.include(second.stderr, `pid ${core.child.pid}`)
       // The first Core is untouched: still announced, still its socket.
-      const announced = JSON.parse(yield* Effect.promise(() => readFile(path.join(core.home, "run/core.json"), "utf8")))
-      assert.strictEqual(announced.pid, core.child.pid)
+      const announced = yield* Effect.promise(() => announcement(core.home))
+      assert.strictEqual(announced?.pid, core.child.pid)
     }).pipe(Effect.scoped)
   )
 
@@ -50,13 +50,13 @@ describe("pedelec-core as a daemon", () => {
         assert.strictEqual(detached.code, 0, detached.stderr)
         const pid = Number(/pid (\d+)/.exec(detached.stdout)?.[1])
         assert.isTrue(Number.isInteger(pid), detached.stdout)
-        const runtimeFile = path.join(home, "run/core.json")
-        const announced = JSON.parse(yield* Effect.promise(() => readFile(runtimeFile, "utf8")))
-        assert.strictEqual(announced.pid, pid, "the detached Core is the one announced")
+        const { runtimeFile, lockFile } = pathsForHome(home)
+        const announced = yield* Effect.promise(() => announcement(home))
+        assert.strictEqual(announced?.pid, pid, "the detached Core is the one announced")
         // No session ever starts, so the Core leaves by itself, tidying up as a SIGTERM would.
         yield* Effect.promise(() => waitUntil("the idle Core to exit", () => isGone(pid), Boolean, 15_000))
         assert.isFalse(yield* Effect.promise(() => exists(runtimeFile)), "core.json removed")
-        assert.isFalse(yield* Effect.promise(() => exists(path.join(home, "run/core.lock"))), "lock released")
+        assert.isFalse(yield* Effect.promise(() => exists(lockFile)), "lock released")
       }).pipe(Effect.scoped),
     30_000
   )

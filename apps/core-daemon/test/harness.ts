@@ -2,85 +2,45 @@
 // provider enabled, the built pedelec-cli on the agents' PATH, and RPC clients (host or agent role) over the real
 // socket. Also what the suites need to look at real processes: /proc scans, pid checks, running pedelec-cli.
 
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { lstat, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { fileURLToPath } from "node:url"
-import { NodeSocket } from "@effect/platform-node"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
-import { AgentAuth, AgentRpcs } from "@pedelec/contracts/node/AgentLink"
-import { AUTH_HEADERS, type CoreRuntimeInfo, HelloRpcs, HostAuth, HostRpcs } from "@pedelec/contracts/node/CoreLink"
-import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
+import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import type { CreateSessionInput } from "@pedelec/contracts/Session"
 import type { ToolOutcome } from "@pedelec/contracts/Tool"
-import { layerNdjson } from "@pedelec/core/Ndjson"
+import { connectAgent, connectHost, type HostClient, type Proof } from "@pedelec/core-client/CoreClient"
+import { script } from "@pedelec/providers/scripted/Script"
+import { BUILT, type CoreProcess, startCoreProcess } from "@pedelec/test-kit/core/CoreProcess"
 import * as Effect from "effect/Effect"
-import * as Headers from "effect/http/Headers"
-import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import { RpcClient, RpcMiddleware } from "effect/rpc"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { afterAll, beforeAll } from "vitest"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-export const coreBin = path.resolve(here, "../bin/pedelec-core")
-export const cliBinDir = path.resolve(here, "../../cli/bin")
+export const coreBin = BUILT.coreBin
+export const cliBinDir = BUILT.cliBinDir
 export const cliBin = path.join(cliBinDir, "pedelec-cli")
 export const ORIGIN = "http://127.0.0.1:5173" as Origin
 export const OTHER_ORIGIN = "https://other.example" as Origin
 
-export interface RunningCore {
-  readonly home: string
-  readonly child: ChildProcess
-  readonly info: CoreRuntimeInfo
-  readonly stderr: () => string
+export interface RunningCore extends CoreProcess {
   /** Where the scripted agent's `grandchild` writes its pid (SCRIPTED_PID_FILE, one per Core). */
   readonly pidFile: string
 }
 
-const readInfo = async (home: string): Promise<CoreRuntimeInfo | undefined> => {
-  try {
-    return JSON.parse(await readFile(path.join(home, "run", "core.json"), "utf8")) as CoreRuntimeInfo
-  } catch {
-    return undefined
-  }
-}
-
 export const tempDir = async (prefix: string) => realpath(await mkdtemp(path.join(os.tmpdir(), prefix)))
 
-/** Starts `pedelec-core` on a home (a fresh temp one by default) and waits until it announces itself. */
+/** Starts `pedelec-core` with the scripted agent on a home (a fresh temp one by default), once it announced itself. */
 export const startCore = async (options: { home?: string; env?: Record<string, string> } = {}) => {
   const home = options.home ?? (await tempDir("pedelec-core-"))
   const pidFile = path.join(home, "scripted-grandchild.pid")
-  const child = spawn(process.execPath, [coreBin, "--home", home], {
-    env: {
-      ...process.env,
-      PEDELEC_ENABLE_SCRIPTED: "1",
-      PEDELEC_BIN_DIR: cliBinDir,
-      SCRIPTED_PID_FILE: pidFile,
-      ...options.env
-    },
-    stdio: ["ignore", "ignore", "pipe"]
-  })
-  let stderr = ""
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  for (let waited = 0; waited < 15_000; waited += 50) {
-    const info = await readInfo(home)
-    if (info !== undefined && info.pid === child.pid) {
-      const running: RunningCore = { home, child, info, stderr: () => stderr, pidFile }
-      return running
-    }
-    if (child.exitCode !== null) break
-    await sleep(50)
-  }
-  child.kill("SIGKILL")
-  throw new Error(`pedelec-core did not start:\n${stderr}`)
+  const env = { PEDELEC_ENABLE_SCRIPTED: "1", SCRIPTED_PID_FILE: pidFile, ...options.env }
+  const running: RunningCore = { ...(await startCoreProcess({ home, env })), pidFile }
+  return running
 }
 
 /** One Core for a whole test file: started before its tests, stopped (and its home removed) after them. */
@@ -102,6 +62,9 @@ export const coreForFile = (options: { env?: Record<string, string> } = {}): Run
     get home() {
       return current().home
     },
+    get paths() {
+      return current().paths
+    },
     get child() {
       return current().child
     },
@@ -111,77 +74,31 @@ export const coreForFile = (options: { env?: Record<string, string> } = {}): Run
     get pidFile() {
       return current().pidFile
     },
-    stderr: () => current().stderr()
+    stderr: () => current().stderr(),
+    stop: (stopping) => current().stop(stopping)
   }
 }
 
-/** SIGTERM and wait for the exit (a clean stop ends sessions and removes the socket). */
-export const stopCore = async (core: RunningCore, signal: NodeJS.Signals = "SIGTERM") => {
-  if (core.child.exitCode !== null || core.child.signalCode !== null) return
-  const exited = new Promise<void>((resolve) => core.child.once("exit", () => resolve()))
-  core.child.kill(signal)
-  await exited
-}
+/** SIGTERM (or `signal`) and wait for the exit: a clean stop ends sessions and removes the socket. */
+export const stopCore = (core: RunningCore, signal: NodeJS.Signals = "SIGTERM") => core.stop({ signal })
 
 export const removeHome = (home: string) => rm(home, { recursive: true, force: true })
 
 // ---------------------------------------------------------------------------------------------------------------
 // RPC clients
 
-export const HostClientRpcs = HelloRpcs.merge(HostRpcs)
-export const AgentClientRpcs = HelloRpcs.merge(AgentRpcs)
-
-const socketProtocol = (socketPath: string) =>
-  RpcClient.layerProtocolSocket().pipe(
-    Layer.provide(NodeSocket.layerNet({ path: socketPath })),
-    Layer.provide(layerNdjson)
-  )
-
-/** The proof headers a client sends on every guarded request; a test may send the wrong one, or none. */
-export interface Proof {
-  readonly launchSecret?: string
-  readonly sessionCap?: string
-}
-
-const withProof = (request: { readonly headers: Headers.Headers }, proof: Proof) => {
-  let headers = request.headers
-  if (proof.launchSecret !== undefined) headers = Headers.set(headers, AUTH_HEADERS.launchSecret, proof.launchSecret)
-  if (proof.sessionCap !== undefined) headers = Headers.set(headers, AUTH_HEADERS.sessionCap, proof.sessionCap)
-  return headers
-}
-
-const hello = { protocolVersion: PROTOCOL_VERSION, component: "native-host", version: "test" } as const
+const TEST_CLIENT = { version: "test" } as const
 
 /**
- * A host-group client on the Core's socket, scoped: the connection closes with the caller's scope. It proves the
+ * A host-role client on the Core's socket, scoped: the connection closes with the caller's scope. It proves the
  * launch secret of core.json unless told otherwise, and says hello first unless `hello: false`.
  */
 export const hostClient = (info: CoreRuntimeInfo, options: { proof?: Proof; hello?: boolean } = {}) =>
-  Effect.gen(function* () {
-    const proof = options.proof ?? { launchSecret: info.launchSecret }
-    const auth = RpcMiddleware.layerClient(HostAuth, ({ request, next }) =>
-      next({ ...request, headers: withProof(request, proof) })
-    )
-    // Built into the caller's scope, so the socket outlives this constructor.
-    const context = yield* Layer.build(Layer.mergeAll(socketProtocol(info.socketPath), auth))
-    const client = yield* RpcClient.make(HostClientRpcs).pipe(Effect.provideContext(context))
-    if (options.hello !== false) yield* client["core.hello"](hello)
-    return client
-  })
-
-export type HostClient = Effect.Success<ReturnType<typeof hostClient>>
+  connectHost(info, { ...TEST_CLIENT, ...options, component: "native-host" })
 
 /** An agent-role client (what pedelec-cli is), proving the given capability. */
 export const agentClient = (info: CoreRuntimeInfo, proof: Proof) =>
-  Effect.gen(function* () {
-    const auth = RpcMiddleware.layerClient(AgentAuth, ({ request, next }) =>
-      next({ ...request, headers: withProof(request, proof) })
-    )
-    const context = yield* Layer.build(Layer.mergeAll(socketProtocol(info.socketPath), auth))
-    const client = yield* RpcClient.make(AgentClientRpcs).pipe(Effect.provideContext(context))
-    yield* client["core.hello"]({ ...hello, component: "cli" })
-    return client
-  })
+  connectAgent(info, { ...TEST_CLIENT, component: "cli", proof })
 
 /** The error a refused call failed with (`undefined` if it succeeded), for assertions on its code and details. */
 export const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -366,9 +283,6 @@ export const sessionWithAgent = (client: HostClient, input: CreateSessionInput) 
     )
     return { session, sessionId, capability }
   })
-
-/** A script for the scripted agent, fenced the way it looks for it. */
-export const script = (...lines: ReadonlyArray<string>) => ["```pedelec-script", ...lines, "```"].join("\n")
 
 // ---------------------------------------------------------------------------------------------------------------
 // Processes (Linux /proc)

@@ -9,13 +9,13 @@ import type { AddressInfo } from "node:net"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
+import type { HostClient } from "@pedelec/core-client/CoreClient"
 import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll } from "vitest"
 import {
   coreForFile,
   failureCode,
-  type HostClient,
   hostClient,
   ORIGIN,
   openSession,

@@ -5,6 +5,7 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import { script } from "@pedelec/providers/scripted/Script"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import {
@@ -19,7 +20,6 @@ import {
   openSession,
   removeHome,
   runTurnAnswering,
-  script,
   sessionProcesses,
   sessionRecord,
   startCore,
@@ -142,7 +142,7 @@ describe("a Core's own end", () => {
       assert.isNull(own.child.signalCode, own.stderr())
       assert.isTrue(yield* Effect.promise(() => allGone(pids)), `left running: ${pids.join(", ")}`)
       assert.isFalse(yield* Effect.promise(() => exists(own.info.socketPath)), "socket removed")
-      assert.isFalse(yield* Effect.promise(() => exists(path.join(own.home, "run", "core.json"))), "core.json removed")
+      assert.isFalse(yield* Effect.promise(() => exists(own.paths.runtimeFile)), "core.json removed")
       assert.isFalse(yield* Effect.promise(() => exists(workspace)), "managed workspace removed")
       assert.strictEqual((yield* Effect.promise(() => sessionRecord(own.home, sessionId))).state, "ended")
       const log = yield* Effect.promise(() => readFile(path.join(own.home, "logs", `${sessionId}.jsonl`), "utf8"))

@@ -6,13 +6,13 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SessionId } from "@pedelec/contracts/Ids"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import type { HostClient } from "@pedelec/core-client/CoreClient"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import {
   agentClient,
   coreForFile,
   failureCode,
-  type HostClient,
   hostClient,
   ORIGIN,
   OTHER_ORIGIN,
@@ -161,13 +161,13 @@ describe("Core IPC boundaries", () => {
 
   it.live("run/ is 0700; the socket and core.json are 0600", () =>
     Effect.gen(function* () {
-      const runDir = path.join(core.home, "run")
+      const { runDir, runtimeFile } = core.paths
       assert.strictEqual(core.info.socketPath, path.join(runDir, "core.sock"))
       const mode = async (file: string) => ((await lstat(file)).mode & 0o777).toString(8)
       assert.strictEqual(yield* Effect.promise(() => mode(runDir)), "700")
       assert.strictEqual(yield* Effect.promise(() => mode(core.info.socketPath)), "600")
       assert.isTrue((yield* Effect.promise(() => lstat(core.info.socketPath))).isSocket())
-      assert.strictEqual(yield* Effect.promise(() => mode(path.join(runDir, "core.json"))), "600")
+      assert.strictEqual(yield* Effect.promise(() => mode(runtimeFile)), "600")
       assert.strictEqual((yield* Effect.promise(() => stat(runDir))).uid, process.getuid?.())
     })
   )

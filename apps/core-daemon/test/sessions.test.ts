@@ -2,6 +2,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import type { HostClient } from "@pedelec/core-client/CoreClient"
+import { script } from "@pedelec/providers/scripted/Script"
 import * as Effect from "effect/Effect"
 import {
   cliLinesOf,
@@ -9,14 +11,12 @@ import {
   coreForFile,
   exists,
   failureCode,
-  type HostClient,
   hostClient,
   isStatus,
   isType,
   ORIGIN,
   openSession,
-  runTurnAnswering,
-  script
+  runTurnAnswering
 } from "./harness.ts"
 
 /** Scaled down from SPEC's 10 s so a lease runs out within the test. */

@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import { script } from "@pedelec/providers/scripted/Script"
 import * as Effect from "effect/Effect"
 import {
   chatOf,
@@ -17,7 +18,6 @@ import {
   ORIGIN,
   openSession,
   runTurnAnswering,
-  script,
   sessionProcesses,
   type ToolCall,
   waitUntil

@@ -6,6 +6,7 @@ import os from "node:os"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import { script } from "@pedelec/providers/scripted/Script"
 import * as Effect from "effect/Effect"
 import {
   coreForFile,
@@ -16,7 +17,6 @@ import {
   openSession,
   removeHome,
   runTurnAnswering,
-  script,
   tempDir
 } from "./harness.ts"
 

@@ -1,31 +1,33 @@
 /**
  * Detach — `pedelec-core --detach`: starts a copy of this program in its own session (so the browser killing the
  * native host's process tree does not kill Core), logging to `logs/core.log`, and returns once the copy has
- * announced itself in `run/core.json`, or fails after 10 s saying where to look.
+ * announced itself in `run/core.json` (read by core-client, as every client reads it), or fails after 10 s saying
+ * where to look.
  */
 import { spawn } from "node:child_process"
 import { closeSync, openSync } from "node:fs"
-import { mkdir, readFile } from "node:fs/promises"
+import { mkdir } from "node:fs/promises"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { currentEnvironment, resolveCorePaths } from "@pedelec/core/CorePaths"
+import { NodeFileSystem } from "@effect/platform-node"
+import { pathsForHome, resolveCorePaths } from "@pedelec/core-client/HomeLayout"
+import { readRuntimeInfo } from "@pedelec/core-client/RuntimeFile"
+import * as Effect from "effect/Effect"
 
 const READY_TIMEOUT_MS = 10_000
 
-const announcedPid = async (runtimeFile: string): Promise<number | undefined> => {
-  try {
-    const parsed: unknown = JSON.parse(await readFile(runtimeFile, "utf8"))
-    return typeof parsed === "object" && parsed !== null && "pid" in parsed && typeof parsed.pid === "number"
-      ? parsed.pid
-      : undefined
-  } catch {
-    return undefined
-  }
-}
+const announcedPid = (runtimeFile: string): Promise<number | undefined> =>
+  Effect.runPromise(
+    readRuntimeInfo(runtimeFile).pipe(
+      Effect.map((info): number | undefined => info.pid),
+      Effect.provide(NodeFileSystem.layer),
+      Effect.orElseSucceed(() => undefined)
+    )
+  )
 
 export const detach = async (options: { readonly home: string | undefined; readonly onDemand: boolean }) => {
   const env = options.home ? { ...process.env, PEDELEC_HOME: options.home } : process.env
-  const paths = resolveCorePaths({ ...currentEnvironment(), env })
+  const paths = options.home ? pathsForHome(options.home) : resolveCorePaths()
   await mkdir(paths.logsDir, { recursive: true, mode: 0o700 })
   const logFile = path.join(paths.logsDir, "core.log")
   const log = openSync(logFile, "a", 0o600)

@@ -7,8 +7,8 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 
 export const defaultBinDir = (): string | undefined => {
-  // From apps/core-daemon/dist/pedelec-core.mjs (bundled) or apps/core-daemon/src/headless/*.ts (sources) to apps/cli/bin.
-  const here = path.dirname(fileURLToPath(import.meta.url))
-  const candidates = [path.resolve(here, "../../cli/bin"), path.resolve(here, "../../../cli/bin")]
-  return candidates.find((dir) => existsSync(path.join(dir, "pedelec-cli")))
+  // apps/core-daemon/dist/pedelec-core.mjs (bundled) and apps/core-daemon/src/*.ts (sources) are both two levels
+  // below apps/.
+  const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../cli/bin")
+  return existsSync(path.join(dir, "pedelec-cli")) ? dir : undefined
 }
