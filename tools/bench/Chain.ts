@@ -135,7 +135,7 @@ const printMeasured = (out: Report, m: Measured) => {
   out.rateRow("raw host → page burst, 100 KB (first to last)", m.floor.bursts[1]!)
   out.msRow("raw host → page, 3.6 MB of € in 4 frames", m.floor.euroMs, "request to last frame")
   out.say("tool call: pedelec-cli → Core → host → extension → SDK → handler → back (as the agent timed it)")
-  out.row('node -e "" (spawn to exit; the cli scenario\'s)', m.node)
+  out.row('node -e "" (spawn to exit; shared with cli)', m.node)
   out.row("tool-call round trip via the page", m.tool)
   out.say("chat deltas at the page (onChatDelta, first to last)")
   for (const run of m.deltas) out.rateRow(run.name, run.rate)
