@@ -30,52 +30,57 @@ export class HostCalls extends Context.Service<
   static readonly layer = Layer.effect(
     HostCalls,
     Effect.gen(function* () {
-      const native = yield* NativeLink
-      let next = 0
-
-      const call = <M extends ExtensionMethod>(method: M, params: Params<M>) =>
-        Effect.scoped(
-          Effect.gen(function* () {
-            const id = `x${(next++).toString(36)}` as RequestId
-            const answer = yield* Deferred.make<unknown, PedelecError>()
-            const settle = (exit: Exit.Exit<unknown, PedelecError>) => Deferred.doneUnsafe(answer, exit)
-            const link = yield* native.open({
-              onMessage: (message) => {
-                if (message.kind !== "response" || message.id !== id) return
-                settle(message.ok ? Exit.succeed(message.result) : Exit.fail(PedelecError.fromWire(message.error)))
-              },
-              onLost: (lost) => {
-                if (lost.requestId === id) settle(Exit.fail(lost.error))
-              },
-              onClosed: (error) => settle(Exit.fail(error))
-            })
-            const request: HostRequest = { kind: "request", id, method, params }
-            if (!link.send(request)) {
-              return yield* Effect.fail(PedelecError.fromCode("NATIVE_CONNECTION_CLOSED", "extension"))
-            }
-            const result = yield* Deferred.await(answer).pipe(
-              Effect.timeoutOrElse({
-                duration: HOST_CALL_TIMEOUT_MS,
-                orElse: () =>
-                  Effect.fail(
-                    PedelecError.fromCode("REQUEST_TIMEOUT", "extension", {
-                      details: { method, timeoutMs: HOST_CALL_TIMEOUT_MS }
-                    })
-                  )
-              })
-            )
-            const schema = ExtensionMethods[method].result as unknown as Schema.Decoder<Result<M>>
-            const decoded = Schema.decodeUnknownExit(schema)(result)
-            if (Exit.isSuccess(decoded)) return decoded.value
-            return yield* Effect.fail(
-              PedelecError.fromCode("PROTOCOL_ERROR", "extension", {
-                details: { reason: `Core answered ${method} with a result of the wrong shape` }
-              })
-            )
-          })
-        ).pipe(Effect.withSpan("HostCalls.call"))
-
-      return HostCalls.of({ call })
+      const calls: HostCallsState = { native: yield* NativeLink, nextId: 0 }
+      return HostCalls.of({
+        call: (method, params) => Effect.scoped(call(calls, method, params)).pipe(Effect.withSpan("HostCalls.call"))
+      })
     })
   )
 }
+
+interface HostCallsState {
+  readonly native: NativeLink["Service"]
+  /** Ids of the extension's own requests (`x0`, `x1`, …), each on a port of its own. */
+  nextId: number
+}
+
+const timedOut = (method: ExtensionMethod) =>
+  PedelecError.fromCode("REQUEST_TIMEOUT", "extension", { details: { method, timeoutMs: HOST_CALL_TIMEOUT_MS } })
+
+/** Opens a native port for one request and answers what comes back for it, whole or not. */
+const send = Effect.fnUntraced(function* (calls: HostCallsState, method: ExtensionMethod, params: unknown) {
+  const id = `x${(calls.nextId++).toString(36)}` as RequestId
+  const answer = yield* Deferred.make<unknown, PedelecError>()
+  const settle = (exit: Exit.Exit<unknown, PedelecError>) => Deferred.doneUnsafe(answer, exit)
+  const link = yield* calls.native.open({
+    onMessage: (message) => {
+      if (message.kind !== "response" || message.id !== id) return
+      settle(message.ok ? Exit.succeed(message.result) : Exit.fail(PedelecError.fromWire(message.error)))
+    },
+    onLost: (lost) => {
+      if (lost.requestId === id) settle(Exit.fail(lost.error))
+    },
+    onClosed: (error) => settle(Exit.fail(error))
+  })
+  const request: HostRequest = { kind: "request", id, method, params }
+  if (!link.send(request)) return yield* Effect.fail(PedelecError.fromCode("NATIVE_CONNECTION_CLOSED", "extension"))
+  return yield* Deferred.await(answer)
+})
+
+const call = Effect.fnUntraced(function* <M extends ExtensionMethod>(
+  calls: HostCallsState,
+  method: M,
+  params: Params<M>
+) {
+  const result = yield* send(calls, method, params).pipe(
+    Effect.timeoutOrElse({ duration: HOST_CALL_TIMEOUT_MS, orElse: () => Effect.fail(timedOut(method)) })
+  )
+  const schema = ExtensionMethods[method].result as unknown as Schema.Decoder<Result<M>>
+  const decoded = Schema.decodeUnknownExit(schema)(result)
+  if (Exit.isSuccess(decoded)) return decoded.value
+  return yield* Effect.fail(
+    PedelecError.fromCode("PROTOCOL_ERROR", "extension", {
+      details: { reason: `Core answered ${method} with a result of the wrong shape` }
+    })
+  )
+})

@@ -32,58 +32,69 @@ export class UiRequests extends Context.Service<
   static readonly layer = Layer.effect(
     UiRequests,
     Effect.gen(function* () {
-      const approvals = yield* Approvals
-      const grants = yield* Grants
-      const hostCalls = yield* HostCalls
-      const revocation = yield* Revocation
-      const pagePorts = yield* PagePorts
-
-      const optionsState = Effect.gen(function* () {
-        const origins = yield* grants.list
-        const open = yield* pagePorts.count
-        const sessions: SessionsListing =
-          origins.length === 0
-            ? { ok: true, sessions: [] }
-            : yield* hostCalls.call("session.list", {}).pipe(
-                Effect.map(
-                  (list): SessionsListing => ({
-                    ok: true,
-                    sessions: list.filter((session: SessionInfo) => session.status !== "ended")
-                  })
-                ),
-                Effect.catch((error) => Effect.succeed<SessionsListing>({ ok: false, error: error.toWire() }))
-              )
-        const state: OptionsState = {
-          origins: origins.map(({ origin, paths }) => ({ origin, paths, openPorts: open.get(origin) ?? 0 })),
-          sessions
-        }
-        return state
-      })
-
-      const handle = Effect.fn("UiRequests.handle")(function* (message: unknown, senderPath: string) {
-        const decoded = decodeRequest(message)
-        if (Exit.isFailure(decoded)) return refused("The extension could not read this request; reload the page.")
-        const request = decoded.value
-        if (request.kind === "approval.decide") {
-          if (senderPath !== "/approval.html") return refused("Only the approval window decides approvals.")
-          const accepted = yield* approvals.decide(request.ticket, request.approve)
-          return accepted
-            ? answered({ accepted })
-            : refused("This approval request is no longer waiting (it was answered, timed out, or its page closed).")
-        }
-        if (senderPath !== "/options.html") return refused("Only the options page manages approvals.")
-        switch (request.kind) {
-          case "options.state":
-            return answered(yield* optionsState)
-          case "origin.revoke":
-            return answered(yield* revocation.revokeOrigin(request.origin))
-          case "path.revoke":
-            yield* revocation.revokePath(request.origin, request.path)
-            return answered({})
-        }
-      })
-
-      return UiRequests.of({ handle })
+      const services: Services = {
+        approvals: yield* Approvals,
+        grants: yield* Grants,
+        hostCalls: yield* HostCalls,
+        revocation: yield* Revocation,
+        pagePorts: yield* PagePorts
+      }
+      return UiRequests.of({ handle: (message, senderPath) => handle(services, message, senderPath) })
     })
   )
 }
+
+interface Services {
+  readonly approvals: Approvals["Service"]
+  readonly grants: Grants["Service"]
+  readonly hostCalls: HostCalls["Service"]
+  readonly revocation: Revocation["Service"]
+  readonly pagePorts: PagePorts["Service"]
+}
+
+/** Core's sessions, not yet ended; Core is not asked (nor woken) while no origin is approved. */
+const liveSessions = (hostCalls: HostCalls["Service"], anyApproved: boolean): Effect.Effect<SessionsListing> =>
+  anyApproved
+    ? hostCalls.call("session.list", {}).pipe(
+        Effect.map(
+          (list): SessionsListing => ({
+            ok: true,
+            sessions: list.filter((session: SessionInfo) => session.status !== "ended")
+          })
+        ),
+        Effect.catch((error) => Effect.succeed<SessionsListing>({ ok: false, error: error.toWire() }))
+      )
+    : Effect.succeed({ ok: true, sessions: [] })
+
+const optionsState = Effect.fnUntraced(function* ({ grants, pagePorts, hostCalls }: Services) {
+  const origins = yield* grants.list
+  const open = yield* pagePorts.count
+  const state: OptionsState = {
+    origins: origins.map(({ origin, paths }) => ({ origin, paths, openPorts: open.get(origin) ?? 0 })),
+    sessions: yield* liveSessions(hostCalls, origins.length > 0)
+  }
+  return state
+})
+
+const handle = Effect.fn("UiRequests.handle")(function* (services: Services, message: unknown, senderPath: string) {
+  const decoded = decodeRequest(message)
+  if (Exit.isFailure(decoded)) return refused("The extension could not read this request; reload the page.")
+  const request = decoded.value
+  if (request.kind === "approval.decide") {
+    if (senderPath !== "/approval.html") return refused("Only the approval window decides approvals.")
+    const accepted = yield* services.approvals.decide(request.ticket, request.approve)
+    return accepted
+      ? answered({ accepted })
+      : refused("This approval request is no longer waiting (it was answered, timed out, or its page closed).")
+  }
+  if (senderPath !== "/options.html") return refused("Only the options page manages approvals.")
+  switch (request.kind) {
+    case "options.state":
+      return answered(yield* optionsState(services))
+    case "origin.revoke":
+      return answered(yield* services.revocation.revokeOrigin(request.origin))
+    case "path.revoke":
+      yield* services.revocation.revokePath(request.origin, request.path)
+      return answered({})
+  }
+})
