@@ -26,6 +26,7 @@ import {
   runtimeFile,
   SESSION_CAP_HEADER
 } from "./Reach.ts"
+import { isRecord } from "./Unknown.ts"
 
 export type AgentCommand = Extract<Command, { readonly threadId: string }>
 
@@ -35,8 +36,6 @@ export const PATTERNS = {
   capability: WIRE_PATTERNS.secret,
   toolName: WIRE_PATTERNS.toolName
 } as const
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Core's `CliOutput`, read by hand: only the keys of the matching form are kept. */
 export const decodeCliOutput = (u: unknown): CliOutput | undefined => {

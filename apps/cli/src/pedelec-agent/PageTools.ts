@@ -10,6 +10,7 @@ import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
 import { capabilityProof, check, decodeCliOutput, endpoint, hello, refused } from "../Agent.ts"
 import { connect, type Wire } from "../AgentWire.ts"
 import type { Refusal } from "../Reach.ts"
+import { isRecord } from "../Unknown.ts"
 import { AgentFailure, Cancelled } from "./Failure.ts"
 import type { FunctionTool } from "./Ollama.ts"
 import type { ToolAnswer } from "./WorkspaceTools.ts"
@@ -19,8 +20,6 @@ export interface PageTools {
   readonly call: (name: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<CliOutput | ToolAnswer>
   readonly close: () => void
 }
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const failed = (refusal: Refusal) =>
   new AgentFailure(refusal.error.code, refusal.error.details ?? {}, undefined, refusal.error.message)

@@ -1,16 +1,19 @@
 /**
  * WorkspaceTools — the tools pedelec-agent offers beside the page's: list, read and write files of the session's
- * workspace, and run a workspace script through pedelec-deno. Owns the path checks: a relative path without `..`,
- * and the real path of everything that exists along it inside the workspace, so a symlink cannot lead out. It does
- * not talk to Core (PageTools) or the model (Loop); answers are the same JSON lines pedelec-cli prints.
+ * workspace, and run a workspace script through pedelec-deno. Every path goes through path-guard's `resolveInside`
+ * (relative, no `..`, its real path inside the workspace, no dangling link on the way); this module words the
+ * refusals. It does not talk to Core (PageTools) or the model (Loop); answers are the same JSON lines pedelec-cli
+ * prints.
  */
 import { spawn } from "node:child_process"
 import { constants } from "node:fs"
-import { access, lstat, mkdir, readdir, readFile, realpath, rename, writeFile } from "node:fs/promises"
+import { access, mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises"
 import path from "node:path"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import { AGENT_LOOP_TOOLS } from "@pedelec/contracts/node/AgentLoop"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
+import { type Refusal, resolveInside as resolveReal } from "@pedelec/path-guard/RealPath"
+import { errnoOf } from "../Reach.ts"
 import type { FunctionTool } from "./Ollama.ts"
 
 /** The codes pedelec-deno refuses a run with. */
@@ -43,33 +46,21 @@ const fail = (code: ErrorCode, details: Record<string, string | number>): ToolAn
 
 class PathRefused extends Error {}
 
-const isInside = (root: string, target: string) => target === root || target.startsWith(`${root}${path.sep}`)
+/** Why a path is refused, as the model reads it. */
+const REFUSALS: Record<Refusal, string> = {
+  nul: "it contains a NUL byte",
+  absolute: "it is absolute; use a path relative to the workspace",
+  climbs: "it uses `..`",
+  outside: "a symlink along it leads outside the workspace",
+  // A later write would follow it.
+  dangling: "it goes through a symlink that points nowhere"
+}
 
-/** The absolute path of `relative` in the workspace, or why it may not be used. */
+/** The real path of `relative` in the workspace (where it will be, if it does not exist yet), or why not. */
 export const resolveInside = async (workspace: string, relative: string): Promise<string> => {
-  if (relative.includes("\0")) throw new PathRefused("it contains a NUL byte")
-  if (path.isAbsolute(relative)) throw new PathRefused("it is absolute; use a path relative to the workspace")
-  const normalized = path.normalize(relative === "" ? "." : relative)
-  if (normalized.split(path.sep).includes("..")) throw new PathRefused("it uses `..`")
-  const root = await realpath(workspace)
-  const target = path.join(root, normalized)
-  // The deepest part that exists decides where the path really leads: a symlink anywhere along it is resolved.
-  let existing = target
-  for (;;) {
-    try {
-      const real = await realpath(existing)
-      if (!isInside(root, real)) throw new PathRefused("a symlink along it leads outside the workspace")
-      return existing === target ? real : path.join(real, path.relative(existing, target))
-    } catch (error) {
-      if (error instanceof PathRefused) throw error
-      const code = (error as { code?: string }).code
-      if (code !== "ENOENT" && code !== "ENOTDIR") throw error
-      // A dangling symlink at this point would be followed by a later write: refuse it.
-      const link = await lstat(existing).catch(() => undefined)
-      if (link?.isSymbolicLink()) throw new PathRefused("it goes through a symlink that points nowhere")
-      existing = path.dirname(existing)
-    }
-  }
+  const resolved = await resolveReal(workspace, relative)
+  if (resolved._tag === "Refused") throw new PathRefused(REFUSALS[resolved.refusal])
+  return resolved.path
 }
 
 const guarded = async (relative: unknown, run: (relative: string) => Promise<ToolAnswer>): Promise<ToolAnswer> => {
@@ -79,7 +70,7 @@ const guarded = async (relative: unknown, run: (relative: string) => Promise<Too
   } catch (error) {
     if (error instanceof PathRefused)
       return fail("INVALID_INPUT", { reason: `path ${JSON.stringify(relative)} cannot be used: ${error.message}` })
-    const code = (error as { code?: string }).code
+    const code = errnoOf(error)
     const reason = code === "ENOENT" ? "it does not exist" : code === "EISDIR" ? "it is a directory" : String(error)
     return fail("INVALID_INPUT", { reason: `${JSON.stringify(relative)}: ${reason}` })
   }

@@ -10,6 +10,7 @@
 import { constants, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs"
 import { access } from "node:fs/promises"
 import path from "node:path"
+import { isInside } from "@pedelec/path-guard/Inside"
 import type { Collected, Launch } from "./Processes.ts"
 
 export type Wall = { readonly kind: "bwrap"; readonly bwrap: string } | { readonly kind: "none" }
@@ -36,8 +37,6 @@ export const findWall = async (env: Readonly<Record<string, string | undefined>>
   }
   return { kind: "none" }
 }
-
-const isInside = (root: string, target: string) => target === root || target.startsWith(`${root}${path.sep}`)
 
 /** What every sandbox gets: the system's libraries and loader, read-only, as this machine lays them out. */
 const systemMounts = (): Array<string> => {

@@ -11,6 +11,9 @@ import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/pro
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
+import { isInside } from "@pedelec/path-guard/Inside"
+import { resolveInside } from "@pedelec/path-guard/RealPath"
+import { errnoOf } from "../Reach.ts"
 import { denoUnavailable, Refused, refuse } from "./Failure.ts"
 import { collect, type Launch } from "./Processes.ts"
 import { launchDeno, type Mounts, outwardLinks, type Wall, wallBroken } from "./Sandbox.ts"
@@ -61,9 +64,8 @@ export const LIMITS = {
 /** The flags both Deno commands share: no config, lock file, remote or npm modules. */
 const NO_OUTSIDE_CODE = ["--no-config", "--no-lock", "--no-remote", "--no-npm"]
 
-const isInside = (root: string, target: string) => target === root || target.startsWith(`${root}${path.sep}`)
-
-const errnoOf = (cause: unknown) => (cause as { code?: string }).code ?? String(cause)
+/** The errno code of a failed file system call, or the failure itself when it has none. */
+const codeOf = (cause: unknown) => errnoOf(cause) ?? String(cause)
 
 function pathInvalid(script: string, reason: string): never {
   return refuse(
@@ -84,24 +86,25 @@ function importDenied(specifier: string, reason: string): never {
 /** Deno takes permission lists comma-separated, with no escape for a comma in a path. */
 const listable = (dir: string) => !dir.includes(",")
 
-/** The script's real path, a regular file inside the workspace; SCRIPT_PATH_INVALID otherwise. */
+/** Why a script path is refused, in the words SCRIPT_PATH_INVALID carries. */
+const REFUSALS = {
+  nul: "it contains a NUL byte",
+  absolute: "it is absolute",
+  climbs: "it climbs out of the workspace with `..`",
+  outside: "a symbolic link along it leads outside the workspace",
+  // Deno would find nothing there either.
+  dangling: "it does not exist"
+} as const
+
+/** The script's real path, a regular file inside the workspace (`root`, a real path); SCRIPT_PATH_INVALID otherwise. */
 export const resolveScript = async (root: string, script: string): Promise<string> => {
-  if (script.includes("\0")) return pathInvalid(script, "it contains a NUL byte")
-  if (path.isAbsolute(script)) return pathInvalid(script, "it is absolute")
-  const normalized = path.normalize(script)
-  if (normalized.split(path.sep).includes("..")) return pathInvalid(script, "it climbs out of the workspace with `..`")
-  let real: string
-  try {
-    real = await realpath(path.join(root, normalized))
-  } catch (cause) {
-    return pathInvalid(
-      script,
-      errnoOf(cause) === "ENOENT" ? "it does not exist" : `it cannot be read (${errnoOf(cause)})`
-    )
-  }
-  if (!isInside(root, real)) return pathInvalid(script, "a symbolic link along it leads outside the workspace")
-  if (!(await stat(real)).isFile()) return pathInvalid(script, "it is not a file")
-  return real
+  const resolved = await resolveInside(root, script).catch((cause: unknown) =>
+    pathInvalid(script, `it cannot be read (${codeOf(cause)})`)
+  )
+  if (resolved._tag === "Refused") return pathInvalid(script, REFUSALS[resolved.refusal])
+  if (!resolved.exists) return pathInvalid(script, "it does not exist")
+  if (!(await stat(resolved.path)).isFile()) return pathInvalid(script, "it is not a file")
+  return resolved.path
 }
 
 /** The private dirs of this process not yet removed, for a SIGINT/SIGTERM to clean up. */
@@ -217,7 +220,7 @@ const copyModule = async (root: string, copy: string, relative: string, budget: 
     handle = await open(source, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
   } catch (cause) {
     if (errnoOf(cause) === "ENOENT" || errnoOf(cause) === "ENOTDIR") return false
-    return importDenied(relative, `cannot be read (${errnoOf(cause)})`)
+    return importDenied(relative, `cannot be read (${codeOf(cause)})`)
   }
   try {
     const opened = await handle.stat()
