@@ -38,8 +38,12 @@ const clean: Files = {
   "libs/sdk/scripts/bundle.ts": `import { build } from "esbuild"\nimport { readFile } from "node:fs/promises"\n`,
   "apps/extension/package.json": pkg("extension", "app", "browser", ["contracts", "sdk"]),
   "apps/extension/src/background.tsx": `import * as Schema from "effect/Schema"\nimport { sdk } from "@pedelec/sdk"\n`,
-  "apps/cli/package.json": pkg("cli", "app", "node", ["core", "contracts"]),
-  "apps/cli/src/main.mts": `import { run } from "@pedelec/core"\nconst x = require("execa")\nexport { x, run }\n`
+  "libs/core-client/package.json": pkg("core-client", "lib", "node", ["contracts"]),
+  "libs/core-client/src/CoreClient.ts": `import { Rpc } from "effect/rpc"\nexport const connectHost = () => Rpc\n`,
+  "apps/cli/package.json": pkg("cli", "app", "node", ["core-client", "contracts"]),
+  "apps/cli/src/main.mts": `import { connectHost } from "@pedelec/core-client/CoreClient"\nconst x = require("execa")\nexport { x, connectHost }\n`,
+  "apps/core-daemon/package.json": pkg("core-daemon", "app", "node", ["core", "core-client"]),
+  "apps/core-daemon/src/main.ts": `import { run } from "@pedelec/core"\nimport { connectHost } from "@pedelec/core-client/CoreClient"\n`
 }
 
 const roots: Array<string> = []
@@ -111,12 +115,35 @@ describe("checkBoundaries", () => {
     await expectOnly(overrides, "lib-imports-app", "libs/core/src/bad.ts", "@pedelec/cli/main")
   })
 
-  it("app-imports-app: an app imports another app", async () => {
+  it("app-imports-app: an app imports another app (the desktop app registers the host as pedelec-cli does)", async () => {
     const overrides = {
       "apps/desktop/package.json": pkg("desktop", "app", "node", ["cli"]),
-      "apps/desktop/src/main.ts": `const cli = require("@pedelec/cli")\n`
+      "apps/desktop/src/main/HostManifests.ts": `const cli = require("@pedelec/cli/commands/nativeHost")\n`
     }
-    await expectOnly(overrides, "app-imports-app", "apps/desktop/src/main.ts", "@pedelec/cli")
+    await expectOnly(
+      overrides,
+      "app-imports-app",
+      "apps/desktop/src/main/HostManifests.ts",
+      "@pedelec/cli/commands/nativeHost"
+    )
+  })
+
+  it("core-internals: an app other than core-daemon and desktop imports Core; desktop may", async () => {
+    const cli = {
+      "apps/cli/package.json": pkg("cli", "app", "node", ["core", "core-client", "contracts"]),
+      "apps/cli/src/bad.ts": `import { CorePaths } from "@pedelec/core/CorePaths"\n`
+    }
+    await expectOnly(cli, "core-internals", "apps/cli/src/bad.ts", "@pedelec/core/CorePaths")
+    const host = {
+      "apps/native-host/package.json": pkg("native-host", "app", "node", ["core"]),
+      "apps/native-host/test/harness.ts": `import { run } from "@pedelec/core"\n`
+    }
+    await expectOnly(host, "core-internals", "apps/native-host/test/harness.ts", "@pedelec/core")
+    const desktop = {
+      "apps/desktop/package.json": pkg("desktop", "app", "node", ["core", "core-client"]),
+      "apps/desktop/src/main/core/CoreAccess.ts": `import { run } from "@pedelec/core"\nimport { connectHost } from "@pedelec/core-client/CoreClient"\n`
+    }
+    expect(await found(desktop)).toEqual([])
   })
 
   it.each([
@@ -202,6 +229,6 @@ describe("check.ts as a script", () => {
     const result = run(await fixture())
     expect(result.stderr).toBe("")
     expect(result.status).toBe(0)
-    expect(result.stdout.trim()).toMatch(/^boundaries OK: 5 projects, \d+ files checked$/)
+    expect(result.stdout.trim()).toMatch(/^boundaries OK: 7 projects, \d+ files checked$/)
   })
 })

@@ -1,5 +1,6 @@
 // Boundary check: owns the import rules between Pedelec workspace projects (platform, lib/app layering, the
-// contracts node split, declared workspace deps) and package.json hygiene (Nx tags, banned Effect 3 packages).
+// contracts node split, Core's internals only in the apps that run Core, declared workspace deps) and package.json
+// hygiene (Nx tags, banned Effect 3 packages).
 // It uses the TypeScript parser only, so it needs no ESLint and runs the same in CI, in Nx and in its own tests.
 
 import { realpathSync } from "node:fs"
@@ -15,6 +16,7 @@ export type RuleId =
   | "browser-effect-barrel"
   | "lib-imports-app"
   | "app-imports-app"
+  | "core-internals"
   | "contracts-imports"
   | "relative-escape"
   | "undeclared-dependency"
@@ -58,6 +60,9 @@ const CONTRACTS = "@pedelec/contracts"
 const DECLARING_FIELDS = ["dependencies", "devDependencies"]
 const DEP_FIELDS = [...DECLARING_FIELDS, "peerDependencies", "optionalDependencies"]
 const BANNED = new Set(["@effect/schema", "@effect/rpc"])
+const CORE = "@pedelec/core"
+/** The apps that run Core itself; every other app is a client and reaches Core through core-client. */
+const CORE_HOSTS = new Set(["apps/core-daemon", "apps/desktop"])
 const CONTRACTS_TEST_PACKAGES = new Set(["effect", "vitest", "@effect/vitest", "fast-check", "re2js", CONTRACTS])
 
 const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -230,6 +235,11 @@ const workspaceFindings = ({ projects, project }: ImportSite, spec: string, targ
     findings.push(["lib-imports-app", `lib imports app ${target.name}; ${SHARE_VIA_LIB}`])
   if (project.type === "type:app" && target.type === "type:app")
     findings.push(["app-imports-app", `apps must not import each other (${target.name}); ${SHARE_VIA_LIB}`])
+  if (target.name === CORE && project.rel.startsWith("apps/") && !CORE_HOSTS.has(project.rel))
+    findings.push([
+      "core-internals",
+      `only ${[...CORE_HOSTS].join(" and ")} run Core; reach it through @pedelec/core-client (paths, run/core.json, connectHost/connectAgent, findOrStart)`
+    ])
   return findings
 }
 
