@@ -4,14 +4,13 @@
  * `.pedelec-runtime/{assets,logs,skills,tmp}/` folders Core adds to either kind. It does NOT decide whether an origin
  * was granted a path (the extension's second grant, SPEC §12) nor which sessions are live (SessionStore's records
  * are the sweep's input), and it never writes, moves or deletes anything of an explicit workspace outside
- * `.pedelec-runtime/`.
+ * `.pedelec-runtime/`. The textual rules are Workspaces/PathRules'.
  */
 import os from "node:os"
 import path from "node:path"
 import { SessionId } from "@pedelec/contracts/Ids"
 import { PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
 import type { WorkspaceInfo } from "@pedelec/contracts/Session"
-import { isInside, rulesOf } from "@pedelec/path-guard/Inside"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
@@ -19,115 +18,11 @@ import * as Layer from "effect/Layer"
 import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 import { CorePaths } from "./CorePaths.ts"
+import { type PathContext, pathRuleViolation, type RuleViolation } from "./Workspaces/PathRules.ts"
 
 export const RUNTIME_DIR = ".pedelec-runtime"
 export const RUNTIME_SUBDIRS = ["assets", "logs", "skills", "tmp"] as const
 const PRIVATE_DIR = 0o700
-
-/** Which rule of SPEC §6 a path broke; the `rule` detail of `WORKSPACE_PATH_INVALID`. */
-export const WORKSPACE_RULES = [
-  "absolute",
-  "normalized",
-  "system-root",
-  "home-directory",
-  "pedelec-home",
-  "managed-root",
-  "exists",
-  "directory",
-  "no-symlink"
-] as const
-
-export interface RuleViolation {
-  readonly rule: (typeof WORKSPACE_RULES)[number]
-  readonly reason: string
-}
-
-/** What the textual rules compare against; a parameter so Windows and macOS rules are testable anywhere. */
-export interface PathContext {
-  readonly platform: NodeJS.Platform
-  readonly homedir: string
-  /** The home as configured and as resolved: a home behind a symlink must not be reachable by its real name. */
-  readonly pedelecHomes: ReadonlyArray<string>
-  readonly managedRoots: ReadonlyArray<string>
-}
-
-// Exact matches only: `/opt/project` is fine, `/opt` is not. macOS spellings included (`/private/...`, `/Users`).
-const POSIX_ROOTS = [
-  "/",
-  "/usr",
-  "/etc",
-  "/var",
-  "/tmp",
-  "/opt",
-  "/bin",
-  "/sbin",
-  "/home",
-  "/root",
-  "/dev",
-  "/proc",
-  "/sys",
-  "/boot",
-  "/run",
-  "/system",
-  "/applications",
-  "/library",
-  "/users",
-  "/volumes",
-  "/private",
-  "/private/tmp",
-  "/private/var",
-  "/private/etc"
-]
-const POSIX_ROOT_PATTERN = /^\/lib[^/]*$/
-const WINDOWS_ROOT_PATTERN = /^[a-z]:\\(windows|program files[^\\]*|programdata|users)?$/i
-const USER_HOME_PATTERN = { posix: /^\/(home|Users)\/[^/]+$/, win32: /^[a-z]:\\users\\[^\\]+$/i }
-
-/**
- * The rules that need no disk: absolute, normalized (no `.`, `..` or empty segment; one trailing separator is
- * dropped), not a system root or home directory, clear of the Pedelec home and the managed root. Returns the
- * canonical spelling the disk rules then check.
- */
-export const pathRuleViolation = (
-  candidate: string,
-  context: PathContext
-): { readonly canonical: string; readonly violation: RuleViolation | undefined } => {
-  const win = context.platform === "win32"
-  const paths = win ? path.win32 : path.posix
-  // Windows and (by default) macOS file systems ignore case, so `/USR` is `/usr` there.
-  const rules = rulesOf(context.platform)
-  const fold = (text: string) => (rules.ignoreCase ? text.toLowerCase() : text)
-  const within = (parent: string, child: string) => isInside(parent, child, rules)
-  const fail = (rule: RuleViolation["rule"], reason: string) => ({ canonical: candidate, violation: { rule, reason } })
-  if (candidate.length === 0 || candidate.length > 4096 || candidate.includes("\0"))
-    return fail("absolute", "it is empty, longer than 4096 characters or contains a NUL character")
-  const root = win ? /^[A-Za-z]:[\\/]/.exec(candidate)?.[0] : candidate.startsWith("/") ? "/" : undefined
-  if (root === undefined)
-    return fail("absolute", win ? "it is not an absolute drive path (C:\\...)" : "it is not absolute")
-  const segments = candidate.slice(root.length).split(win ? /[\\/]/ : "/")
-  if (segments.at(-1) === "") segments.pop()
-  if (segments.some((segment) => segment === "" || segment === "." || segment === ".."))
-    return fail("normalized", "it contains `.`, `..` or an empty segment; pass the plain absolute path")
-  const canonical = paths.join(root, ...segments)
-  const found = (rule: RuleViolation["rule"], reason: string) => ({ canonical, violation: { rule, reason } })
-  const folded = fold(canonical)
-  if (folded === fold(paths.normalize(context.homedir))) return found("home-directory", "it is your home directory")
-  // Compared case-insensitively on every platform: a Linux `/System` is no project folder either.
-  const lower = canonical.toLowerCase()
-  if (win ? WINDOWS_ROOT_PATTERN.test(canonical) : POSIX_ROOTS.includes(lower) || POSIX_ROOT_PATTERN.test(lower))
-    return found("system-root", "it is a system directory")
-  if ((win ? USER_HOME_PATTERN.win32 : USER_HOME_PATTERN.posix).test(canonical))
-    return found("home-directory", "it is a user's home directory")
-  if (within(canonical, context.homedir)) return found("home-directory", "it contains your home directory")
-  const { pedelecHomes: homes, managedRoots: managed } = context
-  if (homes.some((home) => fold(home) === folded)) return found("pedelec-home", "it is the Pedelec home")
-  if (managed.some((root) => within(root, canonical)))
-    return found("managed-root", "it is inside the managed workspaces folder")
-  if (homes.some((home) => within(home, canonical))) return found("pedelec-home", "it is inside the Pedelec home")
-  if (managed.some((root) => within(canonical, root)))
-    return found("managed-root", "it contains the managed workspaces folder")
-  if (homes.some((home) => within(canonical, home))) return found("pedelec-home", "it contains the Pedelec home")
-  return { canonical, violation: undefined }
-}
 
 const isSessionId = Schema.is(SessionId)
 
@@ -154,6 +49,139 @@ const describeFailure = (error: PlatformError.PlatformError): string => {
   const words = FAILURE_WORDS[reason._tag] ?? "input/output error"
   return reason.syscall === undefined ? words : `${words} (${reason.syscall})`
 }
+
+/** What every step works with: Core's folders and the file system. */
+interface Disk {
+  readonly paths: CorePaths["Service"]
+  readonly fs: FileSystem.FileSystem
+}
+
+const realOrSelf = (disk: Disk, target: string) => disk.fs.realPath(target).pipe(Effect.orElseSucceed(() => target))
+
+/** mkdir that tolerates an existing real directory and refuses anything else, symlinks above all. */
+const ensureDirectory = Effect.fnUntraced(function* ({ fs }: Disk, dir: string) {
+  yield* fs
+    .makeDirectory(dir, { mode: PRIVATE_DIR })
+    .pipe(Effect.catchReason("PlatformError", "AlreadyExists", () => Effect.void))
+  const info = yield* fs.lstat(dir)
+  return info.type === "Directory"
+})
+
+/** The runtime folders of `root`; the first one that is not a directory, if any. */
+const ensureRuntime = Effect.fnUntraced(function* (disk: Disk, root: string) {
+  for (const dir of [RUNTIME_DIR, ...RUNTIME_SUBDIRS.map((sub) => path.join(RUNTIME_DIR, sub))]) {
+    if (!(yield* ensureDirectory(disk, path.join(root, dir)))) return dir
+  }
+  return undefined
+})
+
+const createManaged = Effect.fn("Workspaces.createManaged")(function* (disk: Disk, sessionId: SessionId) {
+  if (!isSessionId(sessionId)) return yield* Effect.die(new Error(`not a session id: ${String(sessionId)}`))
+  const { fs, paths } = disk
+  const root = path.join(paths.workspacesDir, sessionId)
+  const failure = yield* Effect.gen(function* () {
+    // The home holds secrets and logs: created private when it is new, left alone when it is not.
+    yield* fs.makeDirectory(paths.home, { recursive: true, mode: PRIVATE_DIR })
+    yield* fs.makeDirectory(paths.workspacesDir, { recursive: true, mode: PRIVATE_DIR })
+    yield* fs.chmod(paths.workspacesDir, PRIVATE_DIR)
+    if (!(yield* ensureDirectory(disk, root))) return `${sessionId} exists and is not a directory`
+    yield* fs.chmod(root, PRIVATE_DIR)
+    const planted = yield* ensureRuntime(disk, root)
+    return planted === undefined ? undefined : `${planted} is not a directory`
+  }).pipe(Effect.catch((error) => Effect.succeed(describeFailure(error))))
+  if (failure !== undefined) return yield* Effect.fail(createFailed(failure))
+  return { path: root, managed: true }
+})
+
+const contextOf = Effect.fnUntraced(function* (disk: Disk): Effect.fn.Return<PathContext> {
+  const { paths } = disk
+  const homes = [paths.home, yield* realOrSelf(disk, paths.home)]
+  const managed = [paths.workspacesDir, yield* realOrSelf(disk, paths.workspacesDir)]
+  return { platform: process.platform, homedir: os.homedir(), pedelecHomes: homes, managedRoots: managed }
+})
+
+/** Walks down from the root with lstat, so a symlink anywhere in the path is seen, not followed. */
+const diskViolation = Effect.fnUntraced(function* (
+  { fs }: Disk,
+  canonical: string
+): Effect.fn.Return<RuleViolation | undefined> {
+  const { root } = path.parse(canonical)
+  const parts = canonical
+    .slice(root.length)
+    .split(path.sep)
+    .filter((part) => part !== "")
+  let current = root
+  for (const [index, part] of parts.entries()) {
+    current = path.join(current, part)
+    const info = yield* fs.lstat(current).pipe(Effect.option)
+    if (info._tag === "None") return { rule: "exists", reason: `${current} does not exist or cannot be read` }
+    if (info.value.type === "SymbolicLink") return { rule: "no-symlink", reason: `${current} is a symbolic link` }
+    if (info.value.type !== "Directory") {
+      const last = index === parts.length - 1
+      return last
+        ? { rule: "directory", reason: "it is not a directory" }
+        : { rule: "exists", reason: `${current} is not a directory` }
+    }
+  }
+  const real = yield* fs.realPath(canonical).pipe(Effect.option)
+  if (real._tag === "None") return { rule: "exists", reason: "it cannot be resolved" }
+  return real.value === canonical
+    ? undefined
+    : { rule: "no-symlink", reason: `it resolves to ${real.value} (a link or mount alias)` }
+})
+
+const checkExplicit = Effect.fn("Workspaces.checkExplicit")(function* (disk: Disk, candidate: string) {
+  const textual = pathRuleViolation(candidate, yield* contextOf(disk))
+  if (textual.violation !== undefined) return yield* Effect.fail(pathInvalid(candidate, textual.violation))
+  const onDisk = yield* diskViolation(disk, textual.canonical)
+  if (onDisk !== undefined) return yield* Effect.fail(pathInvalid(candidate, onDisk))
+  return { path: textual.canonical, managed: false }
+})
+
+const prepareExplicit = Effect.fn("Workspaces.prepareExplicit")(function* (disk: Disk, candidate: string) {
+  const info = yield* checkExplicit(disk, candidate)
+  const planted = yield* ensureRuntime(disk, info.path).pipe(
+    Effect.catch((error) => Effect.fail(createFailed(describeFailure(error))))
+  )
+  // A link planted at .pedelec-runtime would let Core write wherever it points.
+  if (planted !== undefined)
+    return yield* Effect.fail(pathInvalid(candidate, { rule: "no-symlink", reason: `${planted} is not a directory` }))
+  return info
+})
+
+/** Removes one entry of the managed root; a symlink is unlinked, never followed. */
+const removeEntry = Effect.fnUntraced(function* ({ fs, paths }: Disk, name: string) {
+  const target = path.join(paths.workspacesDir, name)
+  if (!isSessionId(name) || path.dirname(target) !== paths.workspacesDir)
+    return yield* Effect.die(new Error(`refusing to remove ${target}: not directly under the managed root`))
+  const info = yield* fs.lstat(target).pipe(Effect.option)
+  if (info._tag === "None") return false
+  yield* fs.remove(target, { recursive: info.value.type === "Directory" })
+  return true
+})
+
+const removeManaged = Effect.fn("Workspaces.removeManaged")(function* (disk: Disk, sessionId: SessionId) {
+  yield* removeEntry(disk, sessionId).pipe(Effect.orDie)
+})
+
+const sweep = Effect.fn("Workspaces.sweep")(function* (
+  disk: Disk,
+  input: { readonly liveSessionIds: Iterable<SessionId>; readonly idleSessionIds: Iterable<SessionId> }
+) {
+  const live = new Set<string>(input.liveSessionIds)
+  const idle = new Set<string>(input.idleSessionIds)
+  const names = yield* disk.fs.readDirectory(disk.paths.workspacesDir).pipe(Effect.orElseSucceed(() => []))
+  // Only names shaped like a session id are Core's; anything else someone put there is left alone.
+  const doomed = names.filter((name) => isSessionId(name) && (!live.has(name) || idle.has(name))).sort()
+  const removed: Array<SessionId> = []
+  for (const name of doomed) {
+    const done = yield* removeEntry(disk, name).pipe(
+      Effect.catchCause((cause) => Effect.as(Effect.logWarning("workspace sweep could not remove", name, cause), false))
+    )
+    if (done) removed.push(name as SessionId)
+  }
+  return removed
+})
 
 export class Workspaces extends Context.Service<
   Workspaces,
@@ -185,137 +213,14 @@ export class Workspaces extends Context.Service<
   static readonly layer = Layer.effect(
     Workspaces,
     Effect.gen(function* () {
-      const paths = yield* CorePaths
-      const fs = yield* FileSystem.FileSystem
-
-      const realOrSelf = (target: string) => fs.realPath(target).pipe(Effect.orElseSucceed(() => target))
-
-      /** mkdir that tolerates an existing real directory and refuses anything else, symlinks above all. */
-      const ensureDirectory = Effect.fnUntraced(function* (dir: string) {
-        yield* fs
-          .makeDirectory(dir, { mode: PRIVATE_DIR })
-          .pipe(Effect.catchReason("PlatformError", "AlreadyExists", () => Effect.void))
-        const info = yield* fs.lstat(dir)
-        return info.type === "Directory"
+      const disk: Disk = { paths: yield* CorePaths, fs: yield* FileSystem.FileSystem }
+      return Workspaces.of({
+        createManaged: (sessionId) => createManaged(disk, sessionId),
+        checkExplicit: (candidate) => checkExplicit(disk, candidate),
+        prepareExplicit: (candidate) => prepareExplicit(disk, candidate),
+        removeManaged: (sessionId) => removeManaged(disk, sessionId),
+        sweep: (input) => sweep(disk, input)
       })
-
-      const ensureRuntime = Effect.fnUntraced(function* (root: string) {
-        for (const dir of [RUNTIME_DIR, ...RUNTIME_SUBDIRS.map((sub) => path.join(RUNTIME_DIR, sub))]) {
-          if (!(yield* ensureDirectory(path.join(root, dir)))) return dir
-        }
-        return undefined
-      })
-
-      const createManaged = Effect.fn("Workspaces.createManaged")(function* (sessionId: SessionId) {
-        if (!isSessionId(sessionId)) return yield* Effect.die(new Error(`not a session id: ${String(sessionId)}`))
-        const root = path.join(paths.workspacesDir, sessionId)
-        const failure = yield* Effect.gen(function* () {
-          // The home holds secrets and logs: created private when it is new, left alone when it is not.
-          yield* fs.makeDirectory(paths.home, { recursive: true, mode: PRIVATE_DIR })
-          yield* fs.makeDirectory(paths.workspacesDir, { recursive: true, mode: PRIVATE_DIR })
-          yield* fs.chmod(paths.workspacesDir, PRIVATE_DIR)
-          if (!(yield* ensureDirectory(root))) return `${sessionId} exists and is not a directory`
-          yield* fs.chmod(root, PRIVATE_DIR)
-          const planted = yield* ensureRuntime(root)
-          return planted === undefined ? undefined : `${planted} is not a directory`
-        }).pipe(Effect.catch((error) => Effect.succeed(describeFailure(error))))
-        if (failure !== undefined) return yield* Effect.fail(createFailed(failure))
-        return { path: root, managed: true }
-      })
-
-      const context = Effect.fnUntraced(function* (): Effect.fn.Return<PathContext> {
-        const homes = [paths.home, yield* realOrSelf(paths.home)]
-        const managed = [paths.workspacesDir, yield* realOrSelf(paths.workspacesDir)]
-        return { platform: process.platform, homedir: os.homedir(), pedelecHomes: homes, managedRoots: managed }
-      })
-
-      /** Walks down from the root with lstat, so a symlink anywhere in the path is seen, not followed. */
-      const diskViolation = Effect.fnUntraced(function* (
-        canonical: string
-      ): Effect.fn.Return<RuleViolation | undefined> {
-        const { root } = path.parse(canonical)
-        const parts = canonical
-          .slice(root.length)
-          .split(path.sep)
-          .filter((part) => part !== "")
-        let current = root
-        for (const [index, part] of parts.entries()) {
-          current = path.join(current, part)
-          const info = yield* fs.lstat(current).pipe(Effect.option)
-          if (info._tag === "None") return { rule: "exists", reason: `${current} does not exist or cannot be read` }
-          if (info.value.type === "SymbolicLink") return { rule: "no-symlink", reason: `${current} is a symbolic link` }
-          if (info.value.type !== "Directory") {
-            const last = index === parts.length - 1
-            return last
-              ? { rule: "directory", reason: "it is not a directory" }
-              : { rule: "exists", reason: `${current} is not a directory` }
-          }
-        }
-        const real = yield* fs.realPath(canonical).pipe(Effect.option)
-        if (real._tag === "None") return { rule: "exists", reason: "it cannot be resolved" }
-        return real.value === canonical
-          ? undefined
-          : { rule: "no-symlink", reason: `it resolves to ${real.value} (a link or mount alias)` }
-      })
-
-      const checkExplicit = Effect.fn("Workspaces.checkExplicit")(function* (candidate: string) {
-        const textual = pathRuleViolation(candidate, yield* context())
-        if (textual.violation !== undefined) return yield* Effect.fail(pathInvalid(candidate, textual.violation))
-        const onDisk = yield* diskViolation(textual.canonical)
-        if (onDisk !== undefined) return yield* Effect.fail(pathInvalid(candidate, onDisk))
-        return { path: textual.canonical, managed: false }
-      })
-
-      const prepareExplicit = Effect.fn("Workspaces.prepareExplicit")(function* (candidate: string) {
-        const info = yield* checkExplicit(candidate)
-        const planted = yield* ensureRuntime(info.path).pipe(
-          Effect.catch((error) => Effect.fail(createFailed(describeFailure(error))))
-        )
-        // A link planted at .pedelec-runtime would let Core write wherever it points.
-        if (planted !== undefined)
-          return yield* Effect.fail(
-            pathInvalid(candidate, { rule: "no-symlink", reason: `${planted} is not a directory` })
-          )
-        return info
-      })
-
-      /** Removes one entry of the managed root; a symlink is unlinked, never followed. */
-      const removeEntry = Effect.fnUntraced(function* (name: string) {
-        const target = path.join(paths.workspacesDir, name)
-        if (!isSessionId(name) || path.dirname(target) !== paths.workspacesDir)
-          return yield* Effect.die(new Error(`refusing to remove ${target}: not directly under the managed root`))
-        const info = yield* fs.lstat(target).pipe(Effect.option)
-        if (info._tag === "None") return false
-        yield* fs.remove(target, { recursive: info.value.type === "Directory" })
-        return true
-      })
-
-      const removeManaged = Effect.fn("Workspaces.removeManaged")(function* (sessionId: SessionId) {
-        yield* removeEntry(sessionId).pipe(Effect.orDie)
-      })
-
-      const sweep = Effect.fn("Workspaces.sweep")(function* (input: {
-        readonly liveSessionIds: Iterable<SessionId>
-        readonly idleSessionIds: Iterable<SessionId>
-      }) {
-        const live = new Set<string>(input.liveSessionIds)
-        const idle = new Set<string>(input.idleSessionIds)
-        const names = yield* fs.readDirectory(paths.workspacesDir).pipe(Effect.orElseSucceed(() => []))
-        // Only names shaped like a session id are Core's; anything else someone put there is left alone.
-        const doomed = names.filter((name) => isSessionId(name) && (!live.has(name) || idle.has(name))).sort()
-        const removed: Array<SessionId> = []
-        for (const name of doomed) {
-          const done = yield* removeEntry(name).pipe(
-            Effect.catchCause((cause) =>
-              Effect.as(Effect.logWarning("workspace sweep could not remove", name, cause), false)
-            )
-          )
-          if (done) removed.push(name as SessionId)
-        }
-        return removed
-      })
-
-      return Workspaces.of({ createManaged, checkExplicit, prepareExplicit, removeManaged, sweep })
     })
   )
 }

@@ -23,7 +23,8 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { CorePaths } from "../src/CorePaths.ts"
 import { mintSessionId } from "../src/Mint.ts"
-import { type PathContext, pathRuleViolation, RUNTIME_SUBDIRS, Workspaces } from "../src/Workspaces.ts"
+import { type PathContext, pathRuleViolation } from "../src/Workspaces/PathRules.ts"
+import { RUNTIME_SUBDIRS, Workspaces } from "../src/Workspaces.ts"
 
 interface Fixture {
   /** A scratch folder outside the home, for explicit workspaces. */
