@@ -41,7 +41,7 @@ export class AssetAccess extends Context.Service<
       const server = yield* AssetServer
 
       const workspaceOf = (origin: Origin, sessionId: SessionId) =>
-        Effect.map(sessions.access(origin, sessionId), (session) => session.record.workspace.path)
+        Effect.map(sessions.access(origin, sessionId), (session) => session.workspace)
 
       const ticketOf = (minted: Minted): AssetTicket => ({
         method: minted.method,

@@ -207,7 +207,7 @@ export class AssetServer extends Context.Service<
         const { ticket } = verdict
         yield* Effect.gen(function* () {
           const session = yield* sessions.access(ticket.origin, ticket.sessionId)
-          const workspace = session.record.workspace.path
+          const workspace = session.workspace
           if (ticket.method === "PUT") yield* upload(req, res, ticket, workspace)
           else yield* download(res, ticket, workspace)
         }).pipe(Effect.catch((error) => Effect.sync(() => refuse(req, res, error, ticket.origin))))

@@ -17,7 +17,6 @@ import { EventLog } from "./EventLog.ts"
 import { ProviderChoice } from "./ProviderChoice.ts"
 import { Providers } from "./Providers.ts"
 import { SessionEvents } from "./SessionEvents.ts"
-import { SessionSetup } from "./SessionSetup.ts"
 import { SessionStore } from "./SessionStore.ts"
 import { Sessions } from "./Sessions.ts"
 import { SettingsStore } from "./SettingsStore.ts"
@@ -27,14 +26,15 @@ import { Workspaces } from "./Workspaces.ts"
 
 const Stores = Layer.mergeAll(SettingsStore.layer, Workspaces.layer, EventLog.layer, SessionStore.layer)
 
-const Machinery = Sessions.layer.pipe(
-  Layer.provideMerge(SessionSetup.layer),
-  Layer.provideMerge(ProviderChoice.layer),
-  Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer)),
-  Layer.provideMerge(SessionEvents.layer),
-  Layer.provideMerge(Providers.layer),
-  Layer.provideMerge(Stores)
-)
+/** Sessions and what they run on, over a provider registry (Core's own, or a test's adapters). */
+export const sessionMachinery = <E, R>(providers: Layer.Layer<Providers, E, R>) =>
+  Sessions.layer.pipe(
+    Layer.provideMerge(ProviderChoice.layer),
+    Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer)),
+    Layer.provideMerge(SessionEvents.layer),
+    Layer.provideMerge(providers),
+    Layer.provideMerge(Stores)
+  )
 
 /** The loopback asset server starts with Core and stops before the sessions end. */
 const Assets = AssetAccess.layer.pipe(
@@ -45,7 +45,7 @@ const Assets = AssetAccess.layer.pipe(
 /** Everything but the paths and the config, which the host process chooses. */
 export const CoreLayerNoDeps = CoreServerLayer.pipe(
   Layer.provideMerge(Assets),
-  Layer.provideMerge(Machinery),
+  Layer.provideMerge(sessionMachinery(Providers.layer)),
   Layer.provideMerge(CoreSecretLive),
   Layer.provideMerge(CoreLock.layer),
   Layer.provideMerge(NodeServices.layer)

@@ -19,28 +19,25 @@ export const AgentHandlers = AgentRpcs.toLayer(
     const tools = yield* ToolRouter
     const sessions = yield* Sessions
     const config = yield* CoreConfig
+    const callerSession = Effect.flatMap(AgentCaller, ({ sessionId }) => sessions.live(sessionId))
 
     /** The live session's workspace, by its real path (what pedelec-deno confines the script to). */
     const denoPrepare = Effect.fn("FromAgent.denoPrepare")(function* () {
-      const { sessionId } = yield* AgentCaller
-      const session = (yield* sessions.list(undefined)).find((info) => info.sessionId === sessionId)
-      if (session === undefined)
-        return yield* Effect.fail(PedelecError.fromCode("SESSION_ENDED", "core", { details: { sessionId } }))
+      const session = yield* callerSession
       const workspace = yield* Effect.tryPromise({
-        try: () => realpath(session.workspace.path),
+        try: () => realpath(session.workspace),
         catch: (cause) =>
           PedelecError.fromCode("WORKSPACE_PATH_INVALID", "core", {
-            details: { path: session.workspace.path, reason: `it cannot be resolved (${String(cause)})` }
+            details: { path: session.workspace, reason: `it cannot be resolved (${String(cause)})` }
           })
       })
       return { workspace, timeoutMs: config.denoTimeoutMs, outputBytes: DENO_OUTPUT_BYTES } satisfies DenoRunPolicy
     })
 
     return AgentRpcs.of({
-      "tool.list": () => Effect.flatMap(AgentCaller, ({ sessionId }) => tools.list(sessionId)),
-      "tool.spec": ({ name }) => Effect.flatMap(AgentCaller, ({ sessionId }) => tools.spec(sessionId, name)),
-      "tool.call": ({ name, args }) =>
-        Effect.flatMap(AgentCaller, ({ sessionId }) => tools.call(sessionId, name, args)),
+      "tool.list": () => Effect.map(callerSession, (session) => tools.list(session)),
+      "tool.spec": ({ name }) => Effect.flatMap(callerSession, (session) => tools.spec(session, name)),
+      "tool.call": ({ name, args }) => Effect.flatMap(callerSession, (session) => tools.call(session, name, args)),
       "deno.prepare": () => denoPrepare()
     })
   })

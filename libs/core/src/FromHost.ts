@@ -30,11 +30,11 @@ export const HostHandlers = HostRpcs.toLayer(
       "origin.revoke": ({ origin }) => sessions.revokeOrigin(origin),
       "tool.submit_result": ({ origin, sessionId, toolCallId, outcome }) =>
         sessions.access(origin, sessionId).pipe(
-          Effect.andThen(tools.submit(sessionId, toolCallId, outcome)),
+          Effect.flatMap((session) => tools.submit(session, toolCallId, outcome)),
           Effect.map((accepted) => ({ accepted }))
         ),
       "tool.progress": ({ origin, sessionId, toolCallId }) =>
-        sessions.access(origin, sessionId).pipe(Effect.andThen(tools.progress(sessionId, toolCallId))),
+        sessions.access(origin, sessionId).pipe(Effect.flatMap((session) => tools.progress(session, toolCallId))),
       "providers.list": ({ rescan }) => providers.list(rescan),
       "settings.get": () => settings.get,
       "settings.set": ({ settings: next }) => settings.set(next),

@@ -1,36 +1,31 @@
 /**
  * ToolRouter — routes each agent call to the page: arguments checked, queued FIFO per session (bound 16), offered one
  * at a time as a `tool_call` event (again to a page that claims the tools anew), answered by `submit` (idempotent by
- * id), stopped by timeout, cancellation, the caller leaving or the page leaving. Compiling manifests and shaping
- * the agent's line are ToolCatalog's; the status machine and turns are Sessions' (it hears when a call is pending).
+ * id), stopped by timeout, cancellation, the caller leaving or the page leaving. The queue is the session's own
+ * (`SessionTools`, in the session's scope); whether a call is pending is written to the session (Session), which the
+ * status and the stall clock follow. Compiling manifests and shaping the agent's line are ToolCatalog's.
  */
-import type { SessionId, ToolCallId, TurnId } from "@pedelec/contracts/Ids"
+import type { SessionEvent } from "@pedelec/contracts/Events"
+import type { ToolCallId, TurnId } from "@pedelec/contracts/Ids"
 import type { ToolSpec, ToolSummary } from "@pedelec/contracts/node/AgentLink"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { type Skills, TOOL_LIMITS, type ToolOutcome } from "@pedelec/contracts/Tool"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
+import * as FiberHandle from "effect/FiberHandle"
 import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import { CoreConfig } from "./CoreConfig.ts"
 import { mintToolCallId } from "./Mint.ts"
+import { type Session, setToolPending } from "./Session.ts"
 import { SessionEvents } from "./SessionEvents.ts"
 import { agentLine, compileTools, jsonBytes, summaryOf, type Tool, writeSpecFiles } from "./ToolCatalog.ts"
-
-/** How long a pending call waits for a page to claim the tools again before the agent hears `TOOL_OWNER_GONE`. */
-export const OWNER_GRACE_MS = 10_000
-
-/** What the router needs from the session that owns it. */
-export interface ToolHost {
-  readonly workspace: string
-  readonly currentTurn: Effect.Effect<TurnId | undefined>
-  /** A call is with the page (true) or none is (false): the status machine and the stall timer follow this. */
-  readonly onPendingChange: (pending: boolean) => Effect.Effect<void>
-}
 
 interface Call {
   readonly toolCallId: ToolCallId
@@ -38,224 +33,217 @@ interface Call {
   readonly tool: Tool
   readonly args: Schema.Json
   readonly reply: Deferred.Deferred<ToolOutcome, PedelecError>
+  /** The call's timeout; progress restarts it. Lives as long as the agent's call. */
+  readonly timer: FiberHandle.FiberHandle<void>
   offeredAt: number | undefined
-  timer: Fiber.Fiber<void> | undefined
 }
 
-interface SessionTools {
-  readonly sessionId: SessionId
-  readonly host: ToolHost
-  readonly tools: ReadonlyMap<string, Tool>
+/** One session's tools and call queue. Mutated one event at a time, only by this module. */
+export interface SessionTools {
+  readonly catalog: ReadonlyMap<string, Tool>
   /** FIFO; the head is the call the page has (or will get). */
   readonly queue: Array<Call>
-  owners: number
-  ownerTimer: Fiber.Fiber<void> | undefined
+  readonly owners: Ref.Ref<number>
+  /** Runs while calls wait and no page claims the tools: at the end of the grace they fail `TOOL_OWNER_GONE`. */
+  readonly ownerTimer: FiberHandle.FiberHandle<void>
 }
+
+/** Why a call ended without an answer: the reasons a `tool_call_cancelled` event may carry. */
+type CancelCode = Extract<SessionEvent, { type: "tool_call_cancelled" }>["reason"]
+
+type Ending =
+  | { readonly kind: "answered"; readonly outcome: ToolOutcome }
+  | { readonly kind: "cancelled"; readonly code: CancelCode; readonly error: PedelecError }
 
 const fail = (code: Parameters<typeof PedelecError.fromCode>[0], details: Record<string, Schema.Json>) =>
   Effect.fail(PedelecError.fromCode(code, "core", { details }))
 
+const cancelled = (call: Call, code: CancelCode, details: Record<string, Schema.Json> = {}): Ending => ({
+  kind: "cancelled",
+  code,
+  error: PedelecError.fromCode(code, "core", { details: { tool: call.tool.spec.name, ...details } })
+})
+
+/**
+ * Gives the head of the queue to the page: the status, the event, the timer. The status comes first so that a
+ * handler, which runs when the event arrives, already sees `waiting_tool_result`.
+ */
+const offer = Effect.fnUntraced(function* (session: Session, call: Call) {
+  const firstOffer = call.offeredAt === undefined
+  call.offeredAt ??= yield* Clock.currentTimeMillis
+  if (firstOffer) yield* setToolPending(session, true)
+  const events = yield* SessionEvents
+  yield* events
+    .publish(session.sessionId, {
+      type: "tool_call",
+      turnId: call.turnId,
+      toolCallId: call.toolCallId,
+      tool: call.tool.spec.name,
+      args: call.args,
+      timeoutMs: call.tool.spec.timeoutMs
+    })
+    .pipe(Effect.orDie)
+  if (firstOffer) yield* armTimeout(session, call, call.tool.spec.timeoutMs)
+})
+
+const armTimeout = (session: Session, call: Call, delayMs: number) => {
+  const timeoutMs = call.tool.spec.timeoutMs
+  return FiberHandle.run(
+    call.timer,
+    Effect.sleep(delayMs).pipe(Effect.andThen(finish(session, call, cancelled(call, "TOOL_TIMEOUT", { timeoutMs }))))
+  )
+}
+
+/** Ends one call exactly once: records it, answers the agent, and offers the next call. Never cut half way. */
+const finish = (session: Session, call: Call, ending: Ending): Effect.Effect<void, never, SessionEvents> =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      const queue = session.tools.queue
+      const index = queue.indexOf(call)
+      if (index === -1) return
+      queue.splice(index, 1)
+      const wasOffered = call.offeredAt !== undefined
+      if (wasOffered) yield* publishEnding(session, call, ending)
+      if (ending.kind === "answered") yield* Deferred.succeed(call.reply, ending.outcome)
+      else yield* Deferred.fail(call.reply, ending.error)
+      const next = queue[0]
+      if (next && next.offeredAt === undefined) yield* offer(session, next)
+      else if (wasOffered && queue.length === 0) yield* setToolPending(session, false)
+    })
+  )
+
+const publishEnding = Effect.fnUntraced(function* (session: Session, call: Call, ending: Ending) {
+  const events = yield* SessionEvents
+  const common = { turnId: call.turnId, toolCallId: call.toolCallId }
+  yield* (
+    ending.kind === "answered"
+      ? events.publish(session.sessionId, {
+          type: "tool_result",
+          ...common,
+          tool: call.tool.spec.name,
+          outcome: ending.outcome
+        })
+      : events.publish(session.sessionId, { type: "tool_call_cancelled", ...common, reason: ending.code })
+  ).pipe(Effect.ignore)
+})
+
+const toolOf = (session: Session, name: string) => {
+  const tool = session.tools.catalog.get(name)
+  return tool ? Effect.succeed(tool) : fail("TOOL_NOT_FOUND", { tool: name })
+}
+
+const checkArgs = (tool: Tool, args: Schema.Json) => {
+  const checked = tool.validator.validate(args)
+  if (Result.isSuccess(checked)) return Effect.void
+  const [first] = checked.failure
+  const issues = checked.failure.slice(0, 8).map((issue) => ({ path: issue.path, reason: issue.reason }))
+  return fail("TOOL_ARGS_INVALID", {
+    tool: tool.spec.name,
+    path: first?.path ?? "",
+    reason: first?.reason ?? "",
+    issues
+  })
+}
+
+/** The offered call `toolCallId` names, if it is still waiting for the page. */
+const offeredCall = (session: Session, toolCallId: ToolCallId) =>
+  session.tools.queue.find((c) => c.toolCallId === toolCallId && c.offeredAt !== undefined)
+
+const expireOwnerless = (session: Session) =>
+  Effect.forEach([...session.tools.queue], (call) => finish(session, call, cancelled(call, "TOOL_OWNER_GONE")), {
+    discard: true
+  })
+
 export class ToolRouter extends Context.Service<
   ToolRouter,
   {
-    /** Takes a session's tools; fails `TOOLS_MANIFEST_INVALID` with the pointer of the bad keyword. */
-    readonly register: (
-      sessionId: SessionId,
+    /** A session's tools, in the caller's scope; fails `TOOLS_MANIFEST_INVALID` with the pointer of the bad keyword. */
+    readonly open: (
       skills: Skills | undefined,
-      host: ToolHost
-    ) => Effect.Effect<void, PedelecError>
-    readonly list: (sessionId: SessionId) => Effect.Effect<ReadonlyArray<ToolSummary>, PedelecError>
-    readonly spec: (sessionId: SessionId, name: string) => Effect.Effect<ToolSpec, PedelecError>
+      workspace: string
+    ) => Effect.Effect<SessionTools, PedelecError, Scope.Scope>
+    readonly list: (session: Session) => ReadonlyArray<ToolSummary>
+    readonly spec: (session: Session, name: string) => Effect.Effect<ToolSpec, PedelecError>
     /** The agent's call; interrupting it (the caller left) cancels it. */
-    readonly call: (sessionId: SessionId, name: string, args: Schema.Json) => Effect.Effect<CliOutput, PedelecError>
-    readonly submit: (sessionId: SessionId, toolCallId: ToolCallId, outcome: ToolOutcome) => Effect.Effect<boolean>
-    readonly progress: (sessionId: SessionId, toolCallId: ToolCallId) => Effect.Effect<void>
+    readonly call: (session: Session, name: string, args: Schema.Json) => Effect.Effect<CliOutput, PedelecError>
+    readonly submit: (session: Session, toolCallId: ToolCallId, outcome: ToolOutcome) => Effect.Effect<boolean>
+    readonly progress: (session: Session, toolCallId: ToolCallId) => Effect.Effect<void>
     /** A page claims the tools for as long as the scope lives; a pending call is offered to it again. */
-    readonly claim: (sessionId: SessionId) => Effect.Effect<void, PedelecError, Scope.Scope>
-    /** Every queued call ends with this code (cancel, end). */
-    readonly cancelAll: (sessionId: SessionId, code: "TOOL_CANCELLED" | "SESSION_ENDED") => Effect.Effect<void>
-    readonly unregister: (sessionId: SessionId) => Effect.Effect<void>
+    readonly claim: (session: Session) => Effect.Effect<void, never, Scope.Scope>
+    /** Every queued call ends with this code (cancel, end), the newest first. */
+    readonly cancelAll: (
+      session: Session,
+      code: Extract<CancelCode, "TOOL_CANCELLED" | "SESSION_ENDED">
+    ) => Effect.Effect<void>
   }
 >()("pedelec/core/ToolRouter") {
   static readonly layer = Layer.effect(
     ToolRouter,
     Effect.gen(function* () {
-      const events = yield* SessionEvents
-      const scope = yield* Effect.scope
-      const sessions = new Map<SessionId, SessionTools>()
+      const context = Context.pick(SessionEvents)(yield* Effect.context<SessionEvents>())
+      const config = yield* CoreConfig
+      const withContext = <A, E>(effect: Effect.Effect<A, E, SessionEvents>) => Effect.provide(effect, context)
 
-      const sessionOf = (sessionId: SessionId) =>
-        Effect.suspend(() => {
-          const found = sessions.get(sessionId)
-          return found ? Effect.succeed(found) : fail("SESSION_NOT_FOUND", { sessionId })
-        })
-
-      const register = Effect.fn("ToolRouter.register")(function* (
-        sessionId: SessionId,
-        skills: Skills | undefined,
-        host: ToolHost
-      ) {
+      const open = Effect.fn("ToolRouter.open")(function* (skills: Skills | undefined, workspace: string) {
         const compiled = compileTools(skills)
         if (Result.isFailure(compiled)) return yield* Effect.fail(compiled.failure)
-        yield* writeSpecFiles(host.workspace, compiled.success)
-        sessions.set(sessionId, {
-          sessionId,
-          host,
-          tools: compiled.success,
+        yield* writeSpecFiles(workspace, compiled.success)
+        return {
+          catalog: compiled.success,
           queue: [],
-          owners: 0,
-          ownerTimer: undefined
-        })
+          owners: yield* Ref.make(0),
+          ownerTimer: yield* FiberHandle.make<void>()
+        } satisfies SessionTools
       })
 
-      const toolOf = (state: SessionTools, name: string) => {
-        const tool = state.tools.get(name)
-        return tool ? Effect.succeed(tool) : fail("TOOL_NOT_FOUND", { tool: name })
-      }
+      const armOwnerTimer = (session: Session) =>
+        FiberHandle.run(
+          session.tools.ownerTimer,
+          Effect.sleep(config.ownerGraceMs).pipe(Effect.andThen(expireOwnerless(session)), withContext),
+          { onlyIfMissing: true }
+        )
 
-      const list = Effect.fn("ToolRouter.list")(function* (sessionId: SessionId) {
-        return [...(yield* sessionOf(sessionId)).tools.values()].map(summaryOf)
-      })
-
-      const spec = Effect.fn("ToolRouter.spec")(function* (sessionId: SessionId, name: string) {
-        return (yield* toolOf(yield* sessionOf(sessionId), name)).spec
-      })
-
-      const stopTimer = (call: Call) =>
-        Effect.suspend(() => {
-          const timer = call.timer
-          call.timer = undefined
-          return timer ? Fiber.interrupt(timer) : Effect.void
-        })
-
-      const startTimer = (state: SessionTools, call: Call, delayMs: number) =>
-        Effect.gen(function* () {
-          yield* stopTimer(call)
-          const timeoutMs = call.tool.spec.timeoutMs
-          const expire = Effect.suspend(() => {
-            // This fiber is the timer: finish must not interrupt it (stopTimer) before it has answered anyone.
-            call.timer = undefined
-            return finish(state, call, {
-              kind: "cancelled",
-              code: "TOOL_TIMEOUT",
-              error: PedelecError.fromCode("TOOL_TIMEOUT", "core", {
-                details: { tool: call.tool.spec.name, timeoutMs }
-              })
-            })
-          })
-          call.timer = yield* Effect.sleep(delayMs).pipe(Effect.andThen(expire), Effect.forkIn(scope))
-        })
-
-      /**
-       * Gives the head of the queue to the page: the status, the event, the timer. The status comes first so that a
-       * handler, which runs when the event arrives, already sees `waiting_tool_result`.
-       */
-      const offer = (sessionId: SessionId, state: SessionTools, call: Call) =>
-        Effect.gen(function* () {
-          const firstOffer = call.offeredAt === undefined
-          call.offeredAt ??= Date.now()
-          if (firstOffer) yield* state.host.onPendingChange(true)
-          yield* events.publish(sessionId, {
-            type: "tool_call",
-            turnId: call.turnId,
-            toolCallId: call.toolCallId,
-            tool: call.tool.spec.name,
-            args: call.args,
-            timeoutMs: call.tool.spec.timeoutMs
-          })
-          if (firstOffer) yield* startTimer(state, call, call.tool.spec.timeoutMs)
-        }).pipe(Effect.orDie)
-
-      type Ending =
-        | { readonly kind: "answered"; readonly outcome: ToolOutcome }
-        | {
-            readonly kind: "cancelled"
-            readonly code: "TOOL_TIMEOUT" | "TOOL_CANCELLED" | "TOOL_OWNER_GONE" | "SESSION_ENDED"
-            readonly error: PedelecError
-          }
-
-      /** Ends one call exactly once: records it, answers the agent, and offers the next call. */
-      const finish = (state: SessionTools, call: Call, ending: Ending): Effect.Effect<void> =>
-        Effect.gen(function* () {
-          const index = state.queue.indexOf(call)
-          if (index === -1) return
-          state.queue.splice(index, 1)
-          yield* stopTimer(call)
-          const { sessionId } = state
-          const wasOffered = call.offeredAt !== undefined
-          if (wasOffered) {
-            const common = { turnId: call.turnId, toolCallId: call.toolCallId }
-            yield* (
-              ending.kind === "answered"
-                ? events.publish(sessionId, {
-                    type: "tool_result",
-                    ...common,
-                    tool: call.tool.spec.name,
-                    outcome: ending.outcome
-                  })
-                : events.publish(sessionId, { type: "tool_call_cancelled", ...common, reason: ending.code })
-            ).pipe(Effect.ignore)
-          }
-          if (ending.kind === "answered") yield* Deferred.succeed(call.reply, ending.outcome)
-          else yield* Deferred.fail(call.reply, ending.error)
-          const next = state.queue[0]
-          if (next && next.offeredAt === undefined) yield* offer(sessionId, state, next)
-          else if (wasOffered && state.queue.length === 0) yield* state.host.onPendingChange(false)
-        })
-
-      const call = Effect.fn("ToolRouter.call")(function* (sessionId: SessionId, name: string, args: Schema.Json) {
-        const state = yield* sessionOf(sessionId)
-        const tool = yield* toolOf(state, name)
-        const checked = tool.validator.validate(args)
-        if (Result.isFailure(checked)) {
-          const [first] = checked.failure
-          const issues = checked.failure.slice(0, 8).map((issue) => ({ path: issue.path, reason: issue.reason }))
-          return yield* fail("TOOL_ARGS_INVALID", {
-            tool: name,
-            path: first?.path ?? "",
-            reason: first?.reason ?? "",
-            issues
-          })
-        }
-        const turnId = yield* state.host.currentTurn
-        if (turnId === undefined) {
+      const call = Effect.fn("ToolRouter.call")(function* (session: Session, name: string, args: Schema.Json) {
+        const tool = yield* toolOf(session, name)
+        yield* checkArgs(tool, args)
+        const turn = yield* Ref.get(session.turn)
+        if (turn === undefined) {
           return yield* fail("TOOL_CANCELLED", { tool: name, reason: "no turn is running in this session" })
         }
-        if (state.queue.length >= TOOL_LIMITS.queueBound) {
+        const queue = session.tools.queue
+        if (queue.length >= TOOL_LIMITS.queueBound) {
           return yield* fail("TOOL_QUEUE_FULL", { tool: name, limit: TOOL_LIMITS.queueBound })
         }
-        const entry: Call = {
-          toolCallId: mintToolCallId(),
-          turnId,
-          tool,
-          args,
-          reply: yield* Deferred.make<ToolOutcome, PedelecError>(),
-          offeredAt: undefined,
-          timer: undefined
-        }
-        state.queue.push(entry)
-        if (state.queue.length === 1) yield* offer(sessionId, state, entry)
-        if (state.owners === 0) yield* armOwnerTimer(state)
-        const outcome = yield* Deferred.await(entry.reply).pipe(
-          Effect.onInterrupt(() =>
-            finish(state, entry, {
-              kind: "cancelled",
-              code: "TOOL_CANCELLED",
-              error: PedelecError.fromCode("TOOL_CANCELLED", "core", { details: { tool: name } })
-            })
-          )
-        )
-        return yield* agentLine(state.host.workspace, entry.toolCallId, outcome)
+        const outcome = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const entry: Call = {
+              toolCallId: mintToolCallId(),
+              turnId: turn.turnId,
+              tool,
+              args,
+              reply: yield* Deferred.make<ToolOutcome, PedelecError>(),
+              timer: yield* FiberHandle.make<void>(),
+              offeredAt: undefined
+            }
+            queue.push(entry)
+            if (queue.length === 1) yield* offer(session, entry)
+            if ((yield* Ref.get(session.tools.owners)) === 0) yield* armOwnerTimer(session)
+            const outcome = yield* Deferred.await(entry.reply).pipe(
+              Effect.onInterrupt(() => finish(session, entry, cancelled(entry, "TOOL_CANCELLED")))
+            )
+            return { entry, outcome }
+          })
+        ).pipe(withContext)
+        return yield* agentLine(session.workspace, outcome.entry.toolCallId, outcome.outcome)
       })
 
       const submit = Effect.fn("ToolRouter.submit")(function* (
-        sessionId: SessionId,
+        session: Session,
         toolCallId: ToolCallId,
         outcome: ToolOutcome
       ) {
-        const state = sessions.get(sessionId)
-        const entry = state?.queue.find((c) => c.toolCallId === toolCallId && c.offeredAt !== undefined)
-        if (!state || !entry) return false
+        const entry = offeredCall(session, toolCallId)
+        if (!entry) return false
         const bytes = jsonBytes(outcome)
         const checked: ToolOutcome =
           bytes > TOOL_LIMITS.maxResultBytes
@@ -266,79 +254,57 @@ export class ToolRouter extends Context.Service<
                 }).toWire()
               }
             : outcome
-        yield* finish(state, entry, { kind: "answered", outcome: checked })
+        yield* finish(session, entry, { kind: "answered", outcome: checked }).pipe(withContext)
         return true
       })
 
-      const progress = Effect.fn("ToolRouter.progress")(function* (sessionId: SessionId, toolCallId: ToolCallId) {
-        const state = sessions.get(sessionId)
-        const entry = state?.queue.find((c) => c.toolCallId === toolCallId && c.offeredAt !== undefined)
-        if (!state || !entry || entry.offeredAt === undefined) return
+      const progress = Effect.fn("ToolRouter.progress")(function* (session: Session, toolCallId: ToolCallId) {
+        const entry = offeredCall(session, toolCallId)
+        if (entry?.offeredAt === undefined) return
         const timeoutMs = entry.tool.spec.timeoutMs
         // Progress resets the timeout, but never past 10 timeouts from the offer.
         const ceiling = entry.offeredAt + timeoutMs * TOOL_LIMITS.maxProgressFactor
-        yield* startTimer(state, entry, Math.max(0, Math.min(timeoutMs, ceiling - Date.now())))
+        const now = yield* Clock.currentTimeMillis
+        yield* armTimeout(session, entry, Math.max(0, Math.min(timeoutMs, ceiling - now))).pipe(withContext)
       })
 
-      const cancelOwnerTimer = (state: SessionTools) =>
-        Effect.suspend(() => {
-          const timer = state.ownerTimer
-          state.ownerTimer = undefined
-          return timer ? Fiber.interrupt(timer) : Effect.void
-        })
-
-      const armOwnerTimer = (state: SessionTools) =>
-        Effect.gen(function* () {
-          if (state.ownerTimer) return
-          const expire = Effect.gen(function* () {
-            state.ownerTimer = undefined
-            for (const entry of [...state.queue]) {
-              const error = PedelecError.fromCode("TOOL_OWNER_GONE", "core", {
-                details: { tool: entry.tool.spec.name }
-              })
-              yield* finish(state, entry, { kind: "cancelled", code: "TOOL_OWNER_GONE", error })
-            }
-          })
-          state.ownerTimer = yield* Effect.sleep(OWNER_GRACE_MS).pipe(Effect.andThen(expire), Effect.forkIn(scope))
-        })
-
-      const claim = Effect.fn("ToolRouter.claim")(function* (sessionId: SessionId) {
-        const state = yield* sessionOf(sessionId)
+      const claim = Effect.fn("ToolRouter.claim")(function* (session: Session) {
+        const { owners, ownerTimer, queue } = session.tools
         yield* Effect.acquireRelease(
           Effect.gen(function* () {
-            state.owners++
-            yield* cancelOwnerTimer(state)
-            const head = state.queue[0]
-            if (head?.offeredAt !== undefined) yield* offer(sessionId, state, head)
+            yield* Ref.update(owners, (n) => n + 1)
+            yield* FiberHandle.clear(ownerTimer)
+            const head = queue[0]
+            if (head?.offeredAt !== undefined) yield* offer(session, head).pipe(withContext)
           }),
           () =>
-            Effect.suspend(() => {
-              state.owners--
-              return state.owners === 0 && state.queue.length > 0 ? armOwnerTimer(state) : Effect.void
+            Effect.gen(function* () {
+              const left = yield* Ref.updateAndGet(owners, (n) => n - 1)
+              if (left === 0 && queue.length > 0) yield* armOwnerTimer(session)
             })
         )
       })
 
       const cancelAll = Effect.fn("ToolRouter.cancelAll")(function* (
-        sessionId: SessionId,
-        code: "TOOL_CANCELLED" | "SESSION_ENDED"
+        session: Session,
+        code: Extract<CancelCode, "TOOL_CANCELLED" | "SESSION_ENDED">
       ) {
-        const state = sessions.get(sessionId)
-        if (!state) return
-        for (const entry of [...state.queue].reverse()) {
-          const error = PedelecError.fromCode(code, "core", { details: { tool: entry.tool.spec.name, sessionId } })
-          yield* finish(state, entry, { kind: "cancelled", code, error })
+        const details = { sessionId: session.sessionId }
+        for (const entry of [...session.tools.queue].reverse()) {
+          yield* finish(session, entry, cancelled(entry, code, details)).pipe(withContext)
         }
       })
 
-      const unregister = Effect.fn("ToolRouter.unregister")(function* (sessionId: SessionId) {
-        yield* cancelAll(sessionId, "SESSION_ENDED")
-        const state = sessions.get(sessionId)
-        if (state) yield* cancelOwnerTimer(state)
-        sessions.delete(sessionId)
+      return ToolRouter.of({
+        open,
+        list: (session) => [...session.tools.catalog.values()].map(summaryOf),
+        spec: (session, name) => Effect.map(toolOf(session, name), (tool) => tool.spec),
+        call,
+        submit,
+        progress,
+        claim,
+        cancelAll
       })
-
-      return ToolRouter.of({ register, list, spec, call, submit, progress, claim, cancelAll, unregister })
     })
   )
 }

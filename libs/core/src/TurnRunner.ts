@@ -12,18 +12,13 @@ import type { TurnKind } from "@pedelec/contracts/Session"
 import type { SessionProcess, TurnInput } from "@pedelec/providers/Provider"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
 import { CoreConfig } from "./CoreConfig.ts"
-import { SessionEvents } from "./SessionEvents.ts"
-
-/** Whether a tool call is with the page, and since when: the stall clock runs only while none is. */
-export interface ToolActivity {
-  readonly pending: boolean
-  readonly changedAt: number
-}
+import type { ToolActivity } from "./Session.ts"
+import { type EventBody, SessionEvents } from "./SessionEvents.ts"
 
 export interface TurnJob {
   readonly sessionId: SessionId
@@ -32,13 +27,81 @@ export interface TurnJob {
   readonly provider: ProviderCode
   readonly input: TurnInput
   readonly process: SessionProcess
-  readonly toolActivity: () => ToolActivity
+  /** Whether a call is with the page: the stall clock does not run while one is. */
+  readonly toolActivity: SubscriptionRef.SubscriptionRef<ToolActivity>
   readonly onProviderSession: (providerSessionId: string) => Effect.Effect<void>
 }
 
 export type TurnOutcome =
   | { readonly reason: "completed"; readonly text: string }
   | { readonly reason: "failed"; readonly error: PedelecError }
+
+/** What one turn has seen so far. */
+interface Progress {
+  lastEventAt: number
+  lastMessage: string
+  /** Deltas since the last whole message. */
+  streamed: string
+  ended: TurnOutcome | undefined
+}
+
+type Publish = (body: EventBody) => Effect.Effect<void, PedelecError>
+
+const handleEvent = Effect.fnUntraced(function* (
+  job: TurnJob,
+  progress: Progress,
+  publish: Publish,
+  event: ProviderEvent
+) {
+  progress.lastEventAt = yield* Clock.currentTimeMillis
+  switch (event.type) {
+    case "session":
+      return yield* job.onProviderSession(event.providerSessionId)
+    case "delta":
+      progress.streamed += event.text
+      return yield* publish({ type: "chat_delta", turnId: job.turnId, delta: event.text })
+    case "message":
+      // A provider that does not stream still gives one delta per message, so a UI may use deltas alone.
+      if (progress.streamed.length === 0) yield* publish({ type: "chat_delta", turnId: job.turnId, delta: event.text })
+      progress.streamed = ""
+      progress.lastMessage = event.text
+      return yield* publish({ type: "chat", turnId: job.turnId, text: event.text })
+    case "completed":
+      // Deltas with no closing message still make one complete message.
+      if (progress.streamed.length > 0) {
+        progress.lastMessage = progress.streamed
+        progress.streamed = ""
+        yield* publish({ type: "chat", turnId: job.turnId, text: progress.lastMessage })
+      }
+      progress.ended = { reason: "completed", text: event.text ?? progress.lastMessage }
+      return
+    case "error": {
+      const details = { provider: job.provider, ...event.details }
+      const error = PedelecError.fromCode(event.code, "provider", { details, message: event.message })
+      progress.ended = { reason: "failed", error }
+      return
+    }
+    case "tool_activity":
+    case "usage":
+      return
+  }
+})
+
+/** Fails `PROVIDER_STALLED` once the provider has been silent `stallTimeoutMs` with no call at the page. */
+const watchStalls = (job: TurnJob, progress: Progress, stallTimeoutMs: number) =>
+  Effect.gen(function* () {
+    const tick = Math.max(50, Math.min(1_000, Math.floor(stallTimeoutMs / 4)))
+    while (true) {
+      yield* Effect.sleep(tick)
+      const now = yield* Clock.currentTimeMillis
+      const activity = yield* SubscriptionRef.get(job.toolActivity)
+      const quietSince = Math.max(progress.lastEventAt, activity.changedAt)
+      if (!activity.pending && now - quietSince >= stallTimeoutMs) {
+        const details = { provider: job.provider, timeoutMs: stallTimeoutMs }
+        return yield* Effect.fail(PedelecError.fromCode("PROVIDER_STALLED", "core", { details }))
+      }
+    }
+  })
 
 export class TurnRunner extends Context.Service<
   TurnRunner,
@@ -51,79 +114,23 @@ export class TurnRunner extends Context.Service<
       const config = yield* CoreConfig
 
       const run = Effect.fn("TurnRunner.run")(function* (job: TurnJob) {
-        const visible = job.kind === "user"
-        let lastEventAt = yield* Clock.currentTimeMillis
-        let lastMessage = ""
-        let streamed = ""
-        let ended: TurnOutcome | undefined
-
-        const publish = (body: Parameters<typeof events.publish>[1]) =>
-          visible ? events.publish(job.sessionId, body).pipe(Effect.asVoid) : Effect.void
-
-        const handle = (event: ProviderEvent) =>
-          Effect.gen(function* () {
-            lastEventAt = yield* Clock.currentTimeMillis
-            switch (event.type) {
-              case "session":
-                return yield* job.onProviderSession(event.providerSessionId)
-              case "delta":
-                streamed += event.text
-                return yield* publish({ type: "chat_delta", turnId: job.turnId, delta: event.text })
-              case "message":
-                // A provider that does not stream still gives one delta per message, so a UI may use deltas alone.
-                if (streamed.length === 0) {
-                  yield* publish({ type: "chat_delta", turnId: job.turnId, delta: event.text })
-                }
-                streamed = ""
-                lastMessage = event.text
-                return yield* publish({ type: "chat", turnId: job.turnId, text: event.text })
-              case "completed":
-                // Deltas with no closing message still make one complete message.
-                if (streamed.length > 0) {
-                  lastMessage = streamed
-                  streamed = ""
-                  yield* publish({ type: "chat", turnId: job.turnId, text: lastMessage })
-                }
-                ended = { reason: "completed", text: event.text ?? lastMessage }
-                return
-              case "error": {
-                const details = { provider: job.provider, ...event.details }
-                const error = PedelecError.fromCode(event.code, "provider", { details, message: event.message })
-                ended = { reason: "failed", error }
-                return
-              }
-              case "tool_activity":
-              case "usage":
-                return
-            }
-          })
-
-        const stalled = yield* Deferred.make<never, PedelecError>()
-        const watchdog = Effect.gen(function* () {
-          const tick = Math.max(50, Math.min(1_000, Math.floor(config.stallTimeoutMs / 4)))
-          while (true) {
-            yield* Effect.sleep(tick)
-            const now = yield* Clock.currentTimeMillis
-            const activity = job.toolActivity()
-            const quietSince = Math.max(lastEventAt, activity.changedAt)
-            if (!activity.pending && now - quietSince >= config.stallTimeoutMs) {
-              const details = { provider: job.provider, timeoutMs: config.stallTimeoutMs }
-              return yield* Deferred.fail(stalled, PedelecError.fromCode("PROVIDER_STALLED", "core", { details }))
-            }
-          }
-        })
-
+        const progress: Progress = {
+          lastEventAt: yield* Clock.currentTimeMillis,
+          lastMessage: "",
+          streamed: "",
+          ended: undefined
+        }
+        const publish: Publish = (body) =>
+          job.kind === "user" ? events.publish(job.sessionId, body).pipe(Effect.asVoid) : Effect.void
         const consume = job.process.send(job.input).pipe(
           Stream.takeUntil((event) => event.type === "completed" || event.type === "error"),
-          Stream.runForEach(handle)
+          Stream.runForEach((event) => handleEvent(job, progress, publish, event))
         )
-
-        const result = yield* Effect.raceFirst(consume, Deferred.await(stalled)).pipe(
-          Effect.raceFirst(watchdog.pipe(Effect.andThen(Effect.never))),
+        const result = yield* Effect.raceFirst(consume, watchStalls(job, progress, config.stallTimeoutMs)).pipe(
           Effect.result
         )
         if (result._tag === "Failure") return { reason: "failed", error: result.failure } satisfies TurnOutcome
-        if (ended) return ended
+        if (progress.ended) return progress.ended
         // The stream ended without saying how the turn ended: the CLI's output was incomplete.
         const error = PedelecError.fromCode("PROVIDER_OUTPUT_INVALID", "provider", {
           details: { provider: job.provider, reason: "the turn ended without a completion event" }

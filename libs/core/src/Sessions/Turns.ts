@@ -1,0 +1,220 @@
+/**
+ * Sessions/Turns — one turn of a live session: started (one at a time, `SESSION_BUSY` otherwise), run on the
+ * provider's session process with the right prompt (the rules and tool index on a fresh provider session), its
+ * processes kept in the session file while it runs (what a crash reaper reads), cancelled by clearing the session's
+ * turn fiber, and completed exactly once: completed, failed (after its error event) or cancelled. Parsing provider
+ * output is TurnRunner's; the end of a session is Sessions/End's.
+ */
+import { existsSync } from "node:fs"
+import { delimiter, join } from "node:path"
+import type { TurnId } from "@pedelec/contracts/Ids"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { TurnKind } from "@pedelec/contracts/Session"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberHandle from "effect/FiberHandle"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import { CoreConfig } from "../CoreConfig.ts"
+import { CorePaths } from "../CorePaths.ts"
+import { mintTurnId } from "../Mint.ts"
+import { freshSessionPrompt } from "../Prompt.ts"
+import { isEnding, type Session, setStatus, updateRecord } from "../Session.ts"
+import { SessionEvents } from "../SessionEvents.ts"
+import { SessionStore } from "../SessionStore.ts"
+import { ToolRouter } from "../ToolRouter.ts"
+import { type TurnOutcome, TurnRunner } from "../TurnRunner.ts"
+
+/** How often a running turn's processes are compared with the session file (what the crash reaper reads). */
+const PROCESS_RECORD_INTERVAL_MS = 250
+
+const PREPARE_TEXT = "Pedelec is warming this session up. Reply with the single word: ready."
+
+export const startTurn = Effect.fnUntraced(function* (session: Session, kind: TurnKind, text: string) {
+  const turnId = mintTurnId()
+  const free = yield* Ref.modify(session.turn, (current) =>
+    current === undefined ? [true, { turnId, kind }] : [false, current]
+  )
+  if (!free) {
+    return yield* Effect.fail(
+      PedelecError.fromCode("SESSION_BUSY", "core", { details: { sessionId: session.sessionId } })
+    )
+  }
+  // Saved with the turn's first process record: a Core that dies mid-turn still owes it a completion.
+  yield* updateRecord(session, (record) => ({ ...record, activeTurn: { turnId, kind } }))
+  yield* setStatus(session, "running", { turnId, kind })
+  yield* FiberHandle.run(
+    session.turnFiber,
+    runTurn(session, turnId, kind, text).pipe(Effect.onExit((exit) => completeTurn(session, turnId, kind, exit)))
+  )
+  return { turnId }
+})
+
+/** Stops the running turn, its pending calls first (so pedelec-cli hears at once); false when none runs. */
+export const cancelTurn = Effect.fnUntraced(function* (session: Session) {
+  if ((yield* Ref.get(session.turn)) === undefined) return { cancelled: false }
+  yield* (yield* ToolRouter).cancelAll(session, "TOOL_CANCELLED")
+  yield* FiberHandle.clear(session.turnFiber)
+  return { cancelled: true }
+})
+
+/** Exactly one completion per turn: completed, failed (after its error event) or cancelled. */
+const completeTurn = Effect.fnUntraced(function* (
+  session: Session,
+  turnId: TurnId,
+  kind: TurnKind,
+  exit: Exit.Exit<TurnOutcome>
+) {
+  const events = yield* SessionEvents
+  const sessionId = session.sessionId
+  yield* (yield* ToolRouter).cancelAll(session, "TOOL_CANCELLED")
+  // Free the session before announcing the completion: a client may send its next text the moment it hears it.
+  yield* Ref.update(session.turn, (turn) => (turn?.turnId === turnId ? undefined : turn))
+  yield* updateRecord(session, ({ activeTurn: _, ...settled }) => settled)
+  const base = { type: "turn_completed" as const, turnId, turnKind: kind }
+  const outcome = Exit.isSuccess(exit) ? exit.value : undefined
+  if (outcome?.reason === "completed") {
+    yield* events.publish(sessionId, { ...base, reason: "completed", text: outcome.text }).pipe(Effect.ignore)
+  } else if (outcome?.reason === "failed") {
+    const wire = outcome.error.toWire()
+    yield* events.publish(sessionId, { type: "error", turnId, error: wire }).pipe(Effect.ignore)
+    yield* events.publish(sessionId, { ...base, reason: "failed", text: "", error: wire }).pipe(Effect.ignore)
+  } else {
+    yield* events.publish(sessionId, { ...base, reason: "cancelled", text: "" }).pipe(Effect.ignore)
+  }
+  // A turn the client started in between keeps the session running.
+  if (!(yield* isEnding(session)) && (yield* Ref.get(session.turn)) === undefined) yield* setStatus(session, "idle")
+  const lastSeq = yield* events.lastSeq(sessionId).pipe(Effect.orElseSucceed(() => 0))
+  yield* updateRecord(session, (record) => ({ ...record, lastSeq: Math.max(lastSeq, record.lastSeq) }))
+  yield* recordProcesses(session).pipe(Effect.ignore)
+})
+
+/** Never fails: a turn that cannot run is a `failed` outcome. Interrupting it cancels the turn. */
+const runTurn = (session: Session, turnId: TurnId, kind: TurnKind, text: string) =>
+  Effect.gen(function* () {
+    const record = yield* Ref.get(session.record)
+    const fresh = record.providerSessionId === undefined || !record.promptInjected
+    // A prepare turn on a provider session that already knows the rules has nothing to do.
+    if (kind === "prepare" && !fresh) return { reason: "completed", text: "" } satisfies TurnOutcome
+    const process = yield* processOf(session)
+    const userText = kind === "prepare" ? PREPARE_TEXT : text
+    const prompt = fresh ? yield* firstPrompt(session, userText) : userText
+    const resumeFrom = fresh ? undefined : record.providerSessionId
+    const store = yield* SessionStore
+    yield* recordProcesses(session)
+    // A Core killed mid-turn can only reap what the session file names: keep it current while the turn runs.
+    yield* Effect.forkScoped(keepProcessesRecorded(session))
+    return yield* (yield* TurnRunner).run({
+      sessionId: session.sessionId,
+      turnId,
+      kind,
+      provider: record.provider,
+      input: { prompt, providerSessionId: resumeFrom, kind },
+      process,
+      toolActivity: session.toolActivity,
+      onProviderSession: (providerSessionId) =>
+        noteProviderSession(session, providerSessionId, fresh, resumeFrom).pipe(
+          Effect.provideService(SessionStore, store)
+        )
+    })
+  }).pipe(
+    Effect.scoped,
+    Effect.catch((error: PedelecError) => Effect.succeed({ reason: "failed", error } satisfies TurnOutcome))
+  )
+
+const firstPrompt = Effect.fnUntraced(function* (session: Session, userText: string) {
+  const record = yield* Ref.get(session.record)
+  const config = yield* CoreConfig
+  return freshSessionPrompt(
+    {
+      sessionId: session.sessionId,
+      guidance: record.skills?.guidance,
+      tools: (yield* ToolRouter).list(session),
+      // pedelec-deno sits beside pedelec-cli; without it the agent is never told to run scripts (SPEC §9).
+      denoAvailable: config.binDir !== undefined && existsSync(join(config.binDir, "pedelec-deno")),
+      toolsAsFunctions: session.adapter.toolsAsFunctions === true
+    },
+    userText
+  )
+})
+
+/** Only a session that got the rules in this very turn counts as having them. */
+const noteProviderSession = Effect.fnUntraced(function* (
+  session: Session,
+  providerSessionId: string,
+  fresh: boolean,
+  resumeFrom: string | undefined
+) {
+  const record = yield* updateRecord(session, (record) => ({
+    ...record,
+    providerSessionId,
+    promptInjected:
+      resumeFrom !== undefined && providerSessionId !== resumeFrom ? false : fresh || record.promptInjected
+  }))
+  yield* (yield* SessionStore).save(record).pipe(Effect.ignore)
+})
+
+const agentEnv = Effect.fnUntraced(function* (session: Session) {
+  const config = yield* CoreConfig
+  const paths = yield* CorePaths
+  const record = yield* Ref.get(session.record)
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined)
+  )
+  const path = config.binDir ? `${config.binDir}${delimiter}${process.env.PATH ?? ""}` : (process.env.PATH ?? "")
+  return {
+    ...inherited,
+    ...record.effortProfile.env,
+    PATH: path,
+    PEDELEC_THREAD_ID: session.sessionId,
+    PEDELEC_SESSION_CAP: session.capability,
+    PEDELEC_HOME: paths.home
+  }
+})
+
+const processOf = Effect.fnUntraced(function* (session: Session) {
+  const running = yield* Ref.get(session.process)
+  if (running) return running
+  const record = yield* Ref.get(session.record)
+  const started = yield* session.adapter
+    .start({
+      sessionId: session.sessionId,
+      workspace: session.workspace,
+      env: yield* agentEnv(session),
+      model: record.model ?? undefined,
+      effort: record.effortProfile,
+      fullAccess: session.fullAccess
+    })
+    .pipe(Scope.provide(session.processScope))
+  yield* Ref.set(session.process, started)
+  return started
+})
+
+export const recordProcesses = Effect.fnUntraced(function* (session: Session) {
+  const process = yield* Ref.get(session.process)
+  const processes = process ? yield* process.processes : []
+  const now = yield* Clock.currentTimeMillis
+  const record = yield* updateRecord(session, (record) => ({
+    ...record,
+    processes: [...processes],
+    lastActiveAt: now
+  }))
+  yield* (yield* SessionStore).save(record)
+})
+
+/** Writes the turn's process tree to the session file whenever it changes (a new agent, a grandchild). */
+const keepProcessesRecorded = (session: Session) =>
+  Effect.gen(function* () {
+    let recorded = ""
+    while (true) {
+      yield* Effect.sleep(PROCESS_RECORD_INTERVAL_MS)
+      const process = yield* Ref.get(session.process)
+      const processes = process ? yield* process.processes : []
+      const current = processes.map((p) => `${p.pid}:${p.startTime}`).join(",")
+      if (current !== recorded) {
+        recorded = current
+        yield* recordProcesses(session)
+      }
+    }
+  })
