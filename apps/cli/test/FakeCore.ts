@@ -24,6 +24,7 @@ import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import { DEFAULT_SETTINGS, type PublicSettings } from "@pedelec/contracts/Settings"
+import { pathsForHome } from "@pedelec/core-client/HomeLayout"
 import { layerNdjson } from "@pedelec/core-client/Ndjson"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -254,11 +255,10 @@ export const removeHomes = (): void => {
 }
 
 export const writeRuntime = (home: string, info: CoreRuntimeInfo): void => {
-  const runDir = path.join(home, "run")
+  const { runDir, runtimeFile } = pathsForHome(home)
   mkdirSync(runDir, { recursive: true, mode: 0o700 })
-  const file = path.join(runDir, "core.json")
-  writeFileSync(file, JSON.stringify(info), { mode: 0o600 })
-  chmodSync(file, 0o600)
+  writeFileSync(runtimeFile, JSON.stringify(info), { mode: 0o600 })
+  chmodSync(runtimeFile, 0o600)
 }
 
 export const runtimeInfo = (socketPath: string, overrides: Partial<CoreRuntimeInfo> = {}): CoreRuntimeInfo => ({
@@ -274,7 +274,7 @@ export const runtimeInfo = (socketPath: string, overrides: Partial<CoreRuntimeIn
 /** Starts the fake on `<home>/run/core.sock` and writes its core.json. */
 export const startFakeCore = async (options: FakeCoreOptions = {}): Promise<FakeCore> => {
   const home = makeHome()
-  const socketPath = path.join(home, "run", "core.sock")
+  const { socketPath } = pathsForHome(home)
   const runtime = runtimeInfo(socketPath)
   writeRuntime(home, runtime)
   const recorded: Recorded = { hellos: [], calls: [], interrupted: [], settingsSets: 0, secrets: {}, rescans: [] }

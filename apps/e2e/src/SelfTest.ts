@@ -4,6 +4,7 @@
  * turn with one tool call, an asset uploaded and read back, ended), each timed inside the page. Prints one line per
  * hop and, at the first failure, what to do about it. Resolves true when every hop passed; always cleans up.
  */
+import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { approving } from "./chain/Browser.ts"
 import { type Chain, startChain } from "./chain/Chain.ts"
@@ -18,7 +19,7 @@ interface Hop {
   readonly run: (chain: Chain, page: Page) => Promise<HopOutcome>
 }
 
-const TOOL_SCRIPT = ["```pedelec-script", 'call echo {"text":"self-test"}', "say self-test done", "```"].join("\n")
+const TOOL_SCRIPT = script('call echo {"text":"self-test"}', "say self-test done")
 
 const HOPS: ReadonlyArray<Hop> = [
   {

@@ -37,8 +37,7 @@ export const chainForFile = (
   }
 }
 
-/** A script for the scripted agent, fenced the way it looks for it. */
-export const script = (...lines: ReadonlyArray<string>) => ["```pedelec-script", ...lines, "```"].join("\n")
+export { script } from "@pedelec/providers/scripted/Script"
 
 /** Creates a session from `page` (default input: the probe's tools), approving the origin in the popup. */
 export const createApproved = async (chain: Chain, page: Page) =>

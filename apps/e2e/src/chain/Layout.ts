@@ -7,13 +7,14 @@ import { createHash } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
+import { BUILT } from "@pedelec/test-kit/core/CoreProcess"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
 
 export const LAYOUT = {
   root,
-  coreBin: path.join(root, "apps/core-daemon/bin/pedelec-core"),
-  cliBinDir: path.join(root, "apps/cli/bin"),
+  coreBin: BUILT.coreBin,
+  cliBinDir: BUILT.cliBinDir,
   hostEntry: path.join(root, "apps/native-host/dist/pedelec-native-host.mjs"),
   scriptedAgent: path.join(root, "libs/providers/dist/scripted-agent.mjs"),
   extensionDir: path.join(root, "apps/extension/dist"),
