@@ -5,18 +5,19 @@
  * the copy, and one of those checked), and the `deno run` command for the copy. Deno does not check the permissions
  * of a script's static imports (research/toolchain.md §7): the checks here, on the very files that run, close that.
  * A file changed between the check and the copy is caught by the second check; one changed later is not what runs.
+ * Reading the graph is Script/Graph's.
  */
 import { constants } from "node:fs"
 import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
-import { fileURLToPath } from "node:url"
 import { isInside } from "@pedelec/path-guard/Inside"
 import { resolveInside } from "@pedelec/path-guard/RealPath"
 import { errnoOf } from "../Reach.ts"
 import { denoUnavailable, Refused, refuse } from "./Failure.ts"
-import { collect, type Launch } from "./Processes.ts"
-import { launchDeno, type Mounts, outwardLinks, type Wall, wallBroken } from "./Sandbox.ts"
+import type { Launch } from "./Processes.ts"
+import { launchDeno, outwardLinks, type Wall } from "./Sandbox.ts"
+import { graph, importDenied, LIMITS, NO_OUTSIDE_CODE } from "./Script/Graph.ts"
 
 /** Core's word on a run: the workspace (a real path), the deadline and the output cap. */
 export interface Policy {
@@ -53,17 +54,6 @@ export interface Prepared {
   readonly modules: number
 }
 
-export const LIMITS = {
-  /** `deno info` on a local graph takes well under a second; this stops one reading a device or a FIFO. */
-  checkTimeoutMs: 15_000,
-  infoBytes: 64 * 1024 * 1024,
-  modules: 10_000,
-  graphBytes: 64 * 1024 * 1024
-} as const
-
-/** The flags both Deno commands share: no config, lock file, remote or npm modules. */
-const NO_OUTSIDE_CODE = ["--no-config", "--no-lock", "--no-remote", "--no-npm"]
-
 /** The errno code of a failed file system call, or the failure itself when it has none. */
 const codeOf = (cause: unknown) => errnoOf(cause) ?? String(cause)
 
@@ -72,14 +62,6 @@ function pathInvalid(script: string, reason: string): never {
     "SCRIPT_PATH_INVALID",
     `Script ${JSON.stringify(script)} cannot be run: ${reason}. Pass the path of a script file relative to the workspace (your working folder), e.g. \`pedelec-deno run scripts/job.ts\`.`,
     { path: script, reason }
-  )
-}
-
-function importDenied(specifier: string, reason: string): never {
-  return refuse(
-    "SCRIPT_IMPORT_DENIED",
-    `Script imports ${specifier}, which ${reason}. Import only files of the workspace (no npm:, jsr:, https: or paths outside it); read other data at run time with Deno.readTextFile.`,
-    { specifier, reason }
   )
 }
 
@@ -128,87 +110,6 @@ const privateDir = async (root: string): Promise<string> => {
   )
 }
 
-interface Module {
-  readonly specifier: string
-  readonly kind?: string
-  readonly error?: string
-}
-
-const modulesOf = (stdout: string): ReadonlyArray<Module> | undefined => {
-  try {
-    const parsed = JSON.parse(stdout) as { modules?: unknown }
-    if (!Array.isArray(parsed.modules)) return undefined
-    return parsed.modules.filter(
-      (m): m is Module => typeof m === "object" && m !== null && typeof (m as Module).specifier === "string"
-    )
-  } catch {
-    return undefined
-  }
-}
-
-/** Node's built-in modules are Deno's own code, gated by the same permissions; anything else must be a file. */
-const isBuiltin = (module: Module) => module.kind === "node" || module.specifier.startsWith("node:")
-
-/**
- * The workspace-relative path of every module of the graph rooted at `entry`, each a file inside `root` (the
- * workspace, or the copy). `known`, for the copy: the modules the workspace's graph had; any other is refused.
- */
-const graph = async (
-  step: { readonly deno: string; readonly wall: Wall; readonly env: Record<string, string>; readonly mounts: Mounts },
-  root: string,
-  entry: string,
-  known?: ReadonlySet<string>
-): Promise<{ readonly files: ReadonlyArray<string>; readonly wall: Wall }> => {
-  const run = (wall: Wall) =>
-    collect(
-      launchDeno(wall, step.deno, ["info", "--json", ...NO_OUTSIDE_CODE, entry], {
-        env: step.env,
-        cwd: root,
-        mounts: step.mounts
-      }),
-      { timeoutMs: LIMITS.checkTimeoutMs, maxStdout: LIMITS.infoBytes }
-    )
-  let wall = step.wall
-  let result = await run(wall)
-  if (wallBroken(wall, result)) {
-    wall = { kind: "none" }
-    result = await run(wall)
-  }
-  if (result.spawnError !== undefined)
-    throw new Refused(denoUnavailable(`its Deno runtime did not start (${result.spawnError})`, { path: step.deno }))
-  if (result.timedOut)
-    refuse(
-      "SCRIPT_TIMEOUT",
-      `Checking the script's imports took longer than ${LIMITS.checkTimeoutMs} ms and was stopped (does it import a device or a pipe?). Import only ordinary files of the workspace.`,
-      { timeoutMs: LIMITS.checkTimeoutMs, phase: "check" }
-    )
-  const modules = result.code === 0 ? modulesOf(result.stdout) : undefined
-  if (modules === undefined)
-    refuse(
-      "SCRIPT_FAILED",
-      `Deno could not list the script's imports (deno info exited ${result.code ?? result.signal}${result.overflow ? ", its answer was too large" : ""}). Check that the script is JavaScript or TypeScript.`,
-      { exitCode: result.code ?? -1, phase: "check" }
-    )
-  if (modules.length > LIMITS.modules)
-    importDenied(`${modules.length} modules`, `is more than the ${LIMITS.modules} modules a script may have`)
-  const files: Array<string> = []
-  for (const module of modules) {
-    if (isBuiltin(module)) continue
-    if (!module.specifier.startsWith("file:"))
-      importDenied(module.specifier, "is remote or from a package registry, and scripts run without network")
-    const file = fileURLToPath(module.specifier)
-    if (!isInside(root, file)) importDenied(module.specifier, "is outside the workspace")
-    const relative = path.relative(root, file)
-    if (known !== undefined && !known.has(relative))
-      importDenied(
-        relative,
-        "was not among the imports pedelec-deno checked (a file changed while it checked the script); run it again once nothing edits it"
-      )
-    files.push(relative)
-  }
-  return { files, wall }
-}
-
 /**
  * Copies one checked module into the copy: opened first, then its real path must be inside the workspace and be
  * the very file that was opened (a symlink swapped in meanwhile is caught). Missing files are left to Deno.
@@ -241,87 +142,112 @@ const copyModule = async (root: string, copy: string, relative: string, budget: 
   }
 }
 
-/** Checks, copies and checks again; the returned run is for the copy. Throws `Refused` with the reason. */
-export const prepare = async (request: ScriptRequest, hooks: PrepareHooks = {}): Promise<Prepared> => {
+/** The private dir's parts: the copy, and DENO_DIR, HOME and TMPDIR (read-write for Deno), created 0700. */
+const privateLayout = async (dir: string) => {
+  const copy = path.join(dir, "src")
+  const state = { deno: path.join(dir, "deno"), home: path.join(dir, "home"), tmp: path.join(dir, "tmp") }
+  for (const sub of [copy, state.deno, state.home, state.tmp]) await mkdir(sub, { mode: 0o700 })
+  const env = {
+    DENO_DIR: state.deno,
+    HOME: state.home,
+    TMPDIR: state.tmp,
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+    DENO_NO_PROMPT: "1"
+  }
+  return { copy, env, rw: [state.deno, state.home, state.tmp] }
+}
+
+/**
+ * Behind the first wall alone, the symlinks of the workspace that lead out, to be denied by name (Deno checks paths
+ * as written); `script` names the run in a refusal. Behind bubblewrap their targets do not exist: none.
+ */
+const deniedLinks = (wall: Wall, root: string, script: string): ReadonlyArray<string> => {
+  if (wall.kind !== "none") return []
+  const scan = outwardLinks(root)
+  if (scan._tag === "TooMany")
+    return pathInvalid(
+      script,
+      `the workspace has more than ${scan.seen - 1} files to check for symbolic links and bubblewrap is not available to wall it in; ask the user to install bubblewrap or to use a smaller workspace`
+    )
+  if (scan.links.some((link) => !listable(link)) || scan.links.join(",").length > 64 * 1024)
+    pathInvalid(
+      script,
+      "the workspace has symbolic links leading out of it that Deno's permission flags cannot list; remove them, or ask the user to install bubblewrap"
+    )
+  return scan.links
+}
+
+/** `deno run` of the copy's entry: everything denied but reading the workspace and the copy, writing the workspace. */
+const runArgs = (
+  root: string,
+  copy: string,
+  entry: string,
+  denied: ReadonlyArray<string>,
+  args: ReadonlyArray<string>
+) => [
+  "run",
+  "--no-prompt",
+  ...NO_OUTSIDE_CODE,
+  "--deny-import",
+  "--deny-net",
+  "--deny-env",
+  "--deny-run",
+  "--deny-ffi",
+  "--deny-sys",
+  `--allow-read=${root},${copy}`,
+  `--allow-write=${root}`,
+  ...(denied.length === 0 ? [] : [`--deny-read=${denied.join(",")}`, `--deny-write=${denied.join(",")}`]),
+  entry,
+  ...args
+]
+
+/** The checked graph copied into `copy`; the workspace-relative names of the modules copied. */
+const copyGraph = async (root: string, copy: string, files: ReadonlyArray<string>) => {
+  const budget = { bytes: LIMITS.graphBytes }
+  const copied = new Set<string>()
+  for (const relative of new Set(files)) if (await copyModule(root, copy, relative, budget)) copied.add(relative)
+  return copied
+}
+
+/** The real workspace, one Deno's comma-separated permission lists can name. */
+const realWorkspace = async (request: ScriptRequest) => {
   const root = await realpath(request.policy.workspace).catch(() =>
     pathInvalid(request.script, `the session's workspace ${request.policy.workspace} is gone`)
   )
   if (!listable(root))
     pathInvalid(request.script, "the workspace's path contains a comma, which Deno's permission flags cannot express")
+  return root
+}
+
+/** Checks, copies and checks again; the returned run is for the copy. Throws `Refused` with the reason. */
+export const prepare = async (request: ScriptRequest, hooks: PrepareHooks = {}): Promise<Prepared> => {
+  const root = await realWorkspace(request)
   const entry = await resolveScript(root, request.script)
   const dir = await privateDir(root)
   try {
-    const copy = path.join(dir, "src")
-    const state = { deno: path.join(dir, "deno"), home: path.join(dir, "home"), tmp: path.join(dir, "tmp") }
-    for (const sub of [copy, state.deno, state.home, state.tmp]) await mkdir(sub, { mode: 0o700 })
-    const env = {
-      DENO_DIR: state.deno,
-      HOME: state.home,
-      TMPDIR: state.tmp,
-      NO_COLOR: "1",
-      DENO_NO_UPDATE_CHECK: "1",
-      DENO_NO_PROMPT: "1"
-    }
-    const rw = [state.deno, state.home, state.tmp]
+    const { copy, env, rw } = await privateLayout(dir)
     const step = { deno: request.deno, env, wall: request.wall }
-
     const checked = await graph({ ...step, mounts: { rw, ro: [root] } }, root, entry)
     await hooks.afterCheck?.()
-    const budget = { bytes: LIMITS.graphBytes }
-    const copied = new Set<string>()
-    for (const relative of new Set(checked.files))
-      if (await copyModule(root, copy, relative, budget)) copied.add(relative)
+    const copied = await copyGraph(root, copy, checked.files)
     const script = path.relative(root, entry)
     if (!copied.has(script)) pathInvalid(request.script, "it disappeared while pedelec-deno checked it")
-    const wall = checked.wall
-    const recheck = await graph(
-      { ...step, wall, mounts: { rw, ro: [copy] } },
+    const known = new Set(checked.files)
+    const { wall } = await graph(
+      { ...step, wall: checked.wall, mounts: { rw, ro: [copy] } },
       copy,
       path.join(copy, script),
-      new Set(checked.files)
+      known
     )
     await hooks.afterCopy?.()
-
-    // Behind the first wall alone, symlinks of the workspace that lead out are denied by name (Deno checks paths
-    // as written). Behind bubblewrap their targets do not exist.
-    let denied: ReadonlyArray<string> = []
-    if (recheck.wall.kind === "none") {
-      const scan = outwardLinks(root)
-      if (scan._tag === "TooMany")
-        pathInvalid(
-          request.script,
-          `the workspace has more than ${scan.seen - 1} files to check for symbolic links and bubblewrap is not available to wall it in; ask the user to install bubblewrap or to use a smaller workspace`
-        )
-      else denied = scan.links
-      if (denied.some((link) => !listable(link)) || denied.join(",").length > 64 * 1024)
-        pathInvalid(
-          request.script,
-          "the workspace has symbolic links leading out of it that Deno's permission flags cannot list; remove them, or ask the user to install bubblewrap"
-        )
-    }
-    const deny = denied.length === 0 ? [] : [`--deny-read=${denied.join(",")}`, `--deny-write=${denied.join(",")}`]
-    const run = launchDeno(
-      recheck.wall,
-      request.deno,
-      [
-        "run",
-        "--no-prompt",
-        ...NO_OUTSIDE_CODE,
-        "--deny-import",
-        "--deny-net",
-        "--deny-env",
-        "--deny-run",
-        "--deny-ffi",
-        "--deny-sys",
-        `--allow-read=${root},${copy}`,
-        `--allow-write=${root}`,
-        ...deny,
-        path.join(copy, script),
-        ...request.args
-      ],
-      { env, cwd: root, mounts: { rw: [...rw, root], ro: [copy] } }
-    )
-    return { dir, wall: recheck.wall, run, policy: { ...request.policy, workspace: root }, modules: copied.size }
+    const denied = deniedLinks(wall, root, request.script)
+    const run = launchDeno(wall, request.deno, runArgs(root, copy, path.join(copy, script), denied, request.args), {
+      env,
+      cwd: root,
+      mounts: { rw: [...rw, root], ro: [copy] }
+    })
+    return { dir, wall, run, policy: { ...request.policy, workspace: root }, modules: copied.size }
   } catch (error) {
     await removeDir(dir)
     throw error
