@@ -1,0 +1,116 @@
+/**
+ * ToolRouter/Queue — one session's call queue: the calls waiting for the page (FIFO, the head offered), offering
+ * the head (status first, then the `tool_call` event, then its timeout), and ending a call exactly once (the event,
+ * the agent's answer, the next offer, the pending bit). Checking arguments and the service's methods are
+ * ToolRouter's.
+ */
+import type { SessionEvent } from "@pedelec/contracts/Events"
+import type { ToolCallId, TurnId } from "@pedelec/contracts/Ids"
+import { PedelecError } from "@pedelec/contracts/PedelecError"
+import type { ToolOutcome } from "@pedelec/contracts/Tool"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FiberHandle from "effect/FiberHandle"
+import type * as Ref from "effect/Ref"
+import type * as Schema from "effect/Schema"
+import { type Session, setToolPending } from "../Session.ts"
+import { SessionEvents } from "../SessionEvents.ts"
+import type { Tool } from "../ToolCatalog.ts"
+
+export interface Call {
+  readonly toolCallId: ToolCallId
+  readonly turnId: TurnId
+  readonly tool: Tool
+  readonly args: Schema.Json
+  readonly reply: Deferred.Deferred<ToolOutcome, PedelecError>
+  /** The call's timeout; progress restarts it. Lives as long as the agent's call. */
+  readonly timer: FiberHandle.FiberHandle<void>
+  offeredAt: number | undefined
+}
+
+/** One session's tools and call queue. Mutated one event at a time, only by this module. */
+export interface SessionTools {
+  readonly catalog: ReadonlyMap<string, Tool>
+  /** FIFO; the head is the call the page has (or will get). */
+  readonly queue: Array<Call>
+  readonly owners: Ref.Ref<number>
+  /** Runs while calls wait and no page claims the tools: at the end of the grace they fail `TOOL_OWNER_GONE`. */
+  readonly ownerTimer: FiberHandle.FiberHandle<void>
+}
+
+/** Why a call ended without an answer: the reasons a `tool_call_cancelled` event may carry. */
+export type CancelCode = Extract<SessionEvent, { type: "tool_call_cancelled" }>["reason"]
+
+export type Ending =
+  | { readonly kind: "answered"; readonly outcome: ToolOutcome }
+  | { readonly kind: "cancelled"; readonly code: CancelCode; readonly error: PedelecError }
+
+export const cancelled = (call: Call, code: CancelCode, details: Record<string, Schema.Json> = {}): Ending => ({
+  kind: "cancelled",
+  code,
+  error: PedelecError.fromCode(code, "core", { details: { tool: call.tool.spec.name, ...details } })
+})
+
+/**
+ * Gives the head of the queue to the page: the status, the event, the timer. The status comes first so that a
+ * handler, which runs when the event arrives, already sees `waiting_tool_result`.
+ */
+export const offer = Effect.fnUntraced(function* (session: Session, call: Call) {
+  const firstOffer = call.offeredAt === undefined
+  call.offeredAt ??= yield* Clock.currentTimeMillis
+  if (firstOffer) yield* setToolPending(session, true)
+  const events = yield* SessionEvents
+  yield* events
+    .publish(session.sessionId, {
+      type: "tool_call",
+      turnId: call.turnId,
+      toolCallId: call.toolCallId,
+      tool: call.tool.spec.name,
+      args: call.args,
+      timeoutMs: call.tool.spec.timeoutMs
+    })
+    .pipe(Effect.orDie)
+  if (firstOffer) yield* armTimeout(session, call, call.tool.spec.timeoutMs)
+})
+
+export const armTimeout = (session: Session, call: Call, delayMs: number) => {
+  const timeoutMs = call.tool.spec.timeoutMs
+  return FiberHandle.run(
+    call.timer,
+    Effect.sleep(delayMs).pipe(Effect.andThen(finish(session, call, cancelled(call, "TOOL_TIMEOUT", { timeoutMs }))))
+  )
+}
+
+/** Ends one call exactly once: records it, answers the agent, and offers the next call. Never cut half way. */
+export const finish = (session: Session, call: Call, ending: Ending): Effect.Effect<void, never, SessionEvents> =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      const queue = session.tools.queue
+      const index = queue.indexOf(call)
+      if (index === -1) return
+      queue.splice(index, 1)
+      const wasOffered = call.offeredAt !== undefined
+      if (wasOffered) yield* publishEnding(session, call, ending)
+      if (ending.kind === "answered") yield* Deferred.succeed(call.reply, ending.outcome)
+      else yield* Deferred.fail(call.reply, ending.error)
+      const next = queue[0]
+      if (next && next.offeredAt === undefined) yield* offer(session, next)
+      else if (wasOffered && queue.length === 0) yield* setToolPending(session, false)
+    })
+  )
+
+const publishEnding = Effect.fnUntraced(function* (session: Session, call: Call, ending: Ending) {
+  const events = yield* SessionEvents
+  const common = { turnId: call.turnId, toolCallId: call.toolCallId }
+  yield* (
+    ending.kind === "answered"
+      ? events.publish(session.sessionId, {
+          type: "tool_result",
+          ...common,
+          tool: call.tool.spec.name,
+          outcome: ending.outcome
+        })
+      : events.publish(session.sessionId, { type: "tool_call_cancelled", ...common, reason: ending.code })
+  ).pipe(Effect.ignore)
+})
