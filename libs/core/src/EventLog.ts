@@ -87,6 +87,118 @@ const scanChunk = (sessionId: SessionId, afterSeq: number) => (state: ScanState,
   return state
 }
 
+/** What every step works with: Core's folders, the file system, and one slot per session seen. */
+interface Logs {
+  readonly paths: CorePaths["Service"]
+  readonly fs: FileSystem.FileSystem
+  /** Handles live in children of the layer's scope: closing the layer closes every file. */
+  readonly scope: Scope.Scope
+  readonly slots: Map<SessionId, Slot>
+}
+
+const slotOf = (logs: Logs, sessionId: SessionId): Slot => {
+  const existing = logs.slots.get(sessionId)
+  if (existing !== undefined) return existing
+  const slot: Slot = { lock: Semaphore.makeUnsafe(1), handle: undefined }
+  logs.slots.set(sessionId, slot)
+  return slot
+}
+
+const fileOf = (logs: Logs, sessionId: SessionId) => {
+  // The id becomes a file name: a branded type is a promise, this is the check.
+  if (!isSessionId(sessionId)) throw new Error(`not a session id: ${String(sessionId)}`)
+  return path.join(logs.paths.logsDir, `${sessionId}${LOG_SUFFIX}`)
+}
+
+const openHandle = Effect.fnUntraced(function* (logs: Logs, sessionId: SessionId) {
+  const { fs, paths } = logs
+  const file = fileOf(logs, sessionId)
+  yield* fs.makeDirectory(paths.logsDir, { recursive: true, mode: LOG_DIR_MODE })
+  yield* fs.chmod(paths.logsDir, LOG_DIR_MODE)
+  const scope = yield* Scope.fork(logs.scope)
+  return yield* Effect.gen(function* () {
+    const handle = yield* fs.open(file, { flag: "a+", mode: LOG_FILE_MODE }).pipe(Scope.provide(scope))
+    yield* fs.chmod(file, LOG_FILE_MODE)
+    // After a crash the last line may be cut short: end it, or the next event would be glued onto it and lost.
+    const size = BigInt((yield* handle.stat).size)
+    if (size > 0n) {
+      const last = yield* handle.readAlloc(1, { position: size - 1n })
+      if (Option.isSome(last) && last.value[0] !== NEWLINE) yield* handle.writeAll(Uint8Array.of(NEWLINE))
+    }
+    return { file: handle, scope }
+  }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void)))
+})
+
+const closeSlot = (slot: Slot) =>
+  Effect.suspend(() => {
+    const handle = slot.handle
+    slot.handle = undefined
+    return handle === undefined ? Effect.void : Scope.close(handle.scope, Exit.void)
+  })
+
+const append = Effect.fn("EventLog.append")(function* (logs: Logs, event: SessionEvent) {
+  const slot = slotOf(logs, event.sessionId)
+  const line = encoder.encode(`${JSON.stringify(event)}\n`)
+  yield* slot.lock.withPermits(1)(
+    Effect.gen(function* () {
+      slot.handle ??= yield* openHandle(logs, event.sessionId)
+      yield* slot.handle.file.writeAll(line)
+    })
+  )
+}, Effect.orDie)
+
+// No lock: a line being appended meanwhile has no newline yet, so it reads as a torn tail and is left out;
+// the caller has that event from its buffer.
+const scan = Effect.fn("EventLog.scan")(function* (logs: Logs, sessionId: SessionId, afterSeq: number) {
+  const initial = (): ScanState => ({ rest: "", skipped: 0, lastSeq: afterSeq, events: [] })
+  const state = yield* logs.fs.stream(fileOf(logs, sessionId)).pipe(
+    Stream.decodeText(),
+    Stream.runFold(initial, scanChunk(sessionId, afterSeq)),
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(initial()))
+  )
+  return { events: state.events, skipped: state.skipped, tornTail: state.rest.trim() !== "" }
+}, Effect.orDie)
+
+const readAfter = Effect.fn("EventLog.readAfter")(function* (logs: Logs, sessionId: SessionId, afterSeq: number) {
+  const result = yield* scan(logs, sessionId, afterSeq)
+  if (result.skipped > 0) yield* Effect.logWarning("event log: skipped unreadable lines", sessionId, result.skipped)
+  return result.events
+})
+
+const close = Effect.fn("EventLog.close")(function* (logs: Logs, sessionId: SessionId) {
+  const slot = logs.slots.get(sessionId)
+  if (slot !== undefined) yield* slot.lock.withPermits(1)(closeSlot(slot))
+})
+
+const removeLog = (logs: Logs, sessionId: SessionId) =>
+  slotOf(logs, sessionId).lock.withPermits(1)(
+    Effect.andThen(closeSlot(slotOf(logs, sessionId)), logs.fs.remove(fileOf(logs, sessionId), { force: true }))
+  )
+
+const remove = Effect.fn("EventLog.remove")(function* (logs: Logs, sessionId: SessionId) {
+  yield* removeLog(logs, sessionId)
+}, Effect.orDie)
+
+const prune = Effect.fn("EventLog.prune")(function* (logs: Logs, options: { readonly olderThanMs: number }) {
+  const { fs, paths } = logs
+  const cutoff = (yield* Clock.currentTimeMillis) - options.olderThanMs
+  const names = yield* fs.readDirectory(paths.logsDir).pipe(
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed([])),
+    Effect.orDie
+  )
+  const removed: Array<SessionId> = []
+  for (const name of names.sort()) {
+    const sessionId = name.endsWith(LOG_SUFFIX) ? name.slice(0, -LOG_SUFFIX.length) : ""
+    if (!isSessionId(sessionId)) continue
+    const info = yield* fs.stat(path.join(paths.logsDir, name)).pipe(Effect.option)
+    const mtime = Option.flatMap(info, (stat) => stat.mtime)
+    if (Option.isNone(mtime) || mtime.value.getTime() >= cutoff) continue
+    yield* removeLog(logs, sessionId).pipe(Effect.orDie)
+    removed.push(sessionId)
+  }
+  return removed
+})
+
 export class EventLog extends Context.Service<
   EventLog,
   {
@@ -107,115 +219,20 @@ export class EventLog extends Context.Service<
   static readonly layer = Layer.effect(
     EventLog,
     Effect.gen(function* () {
-      const paths = yield* CorePaths
-      const fs = yield* FileSystem.FileSystem
-      // Handles live in children of the layer's scope: closing the layer closes every file.
-      const layerScope = yield* Effect.scope
-      const slots = new Map<SessionId, Slot>()
-
-      const slotOf = (sessionId: SessionId): Slot => {
-        const existing = slots.get(sessionId)
-        if (existing !== undefined) return existing
-        const slot: Slot = { lock: Semaphore.makeUnsafe(1), handle: undefined }
-        slots.set(sessionId, slot)
-        return slot
+      const logs: Logs = {
+        paths: yield* CorePaths,
+        fs: yield* FileSystem.FileSystem,
+        scope: yield* Effect.scope,
+        slots: new Map()
       }
-
-      const fileOf = (sessionId: SessionId) => {
-        // The id becomes a file name: a branded type is a promise, this is the check.
-        if (!isSessionId(sessionId)) throw new Error(`not a session id: ${String(sessionId)}`)
-        return path.join(paths.logsDir, `${sessionId}${LOG_SUFFIX}`)
-      }
-
-      const openHandle = Effect.fnUntraced(function* (sessionId: SessionId) {
-        const file = fileOf(sessionId)
-        yield* fs.makeDirectory(paths.logsDir, { recursive: true, mode: LOG_DIR_MODE })
-        yield* fs.chmod(paths.logsDir, LOG_DIR_MODE)
-        const scope = yield* Scope.fork(layerScope)
-        return yield* Effect.gen(function* () {
-          const handle = yield* fs.open(file, { flag: "a+", mode: LOG_FILE_MODE }).pipe(Scope.provide(scope))
-          yield* fs.chmod(file, LOG_FILE_MODE)
-          // After a crash the last line may be cut short: end it, or the next event would be glued onto it and lost.
-          const size = BigInt((yield* handle.stat).size)
-          if (size > 0n) {
-            const last = yield* handle.readAlloc(1, { position: size - 1n })
-            if (Option.isSome(last) && last.value[0] !== NEWLINE) yield* handle.writeAll(Uint8Array.of(NEWLINE))
-          }
-          return { file: handle, scope }
-        }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void)))
+      return EventLog.of({
+        append: (event) => append(logs, event),
+        readAfter: (sessionId, afterSeq) => readAfter(logs, sessionId, afterSeq),
+        scan: (sessionId, afterSeq) => scan(logs, sessionId, afterSeq),
+        close: (sessionId) => close(logs, sessionId),
+        remove: (sessionId) => remove(logs, sessionId),
+        prune: (options) => prune(logs, options)
       })
-
-      const closeSlot = (slot: Slot) =>
-        Effect.suspend(() => {
-          const handle = slot.handle
-          slot.handle = undefined
-          return handle === undefined ? Effect.void : Scope.close(handle.scope, Exit.void)
-        })
-
-      const append = Effect.fn("EventLog.append")(function* (event: SessionEvent) {
-        const slot = slotOf(event.sessionId)
-        const line = encoder.encode(`${JSON.stringify(event)}\n`)
-        yield* slot.lock.withPermits(1)(
-          Effect.gen(function* () {
-            slot.handle ??= yield* openHandle(event.sessionId)
-            yield* slot.handle.file.writeAll(line)
-          })
-        )
-      }, Effect.orDie)
-
-      // No lock: a line being appended meanwhile has no newline yet, so it reads as a torn tail and is left out;
-      // the caller has that event from its buffer.
-      const scan = Effect.fn("EventLog.scan")(function* (sessionId: SessionId, afterSeq: number) {
-        const initial = (): ScanState => ({ rest: "", skipped: 0, lastSeq: afterSeq, events: [] })
-        const state = yield* fs.stream(fileOf(sessionId)).pipe(
-          Stream.decodeText(),
-          Stream.runFold(initial, scanChunk(sessionId, afterSeq)),
-          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(initial()))
-        )
-        return { events: state.events, skipped: state.skipped, tornTail: state.rest.trim() !== "" }
-      }, Effect.orDie)
-
-      const readAfter = Effect.fn("EventLog.readAfter")(function* (sessionId: SessionId, afterSeq: number) {
-        const result = yield* scan(sessionId, afterSeq)
-        if (result.skipped > 0)
-          yield* Effect.logWarning("event log: skipped unreadable lines", sessionId, result.skipped)
-        return result.events
-      })
-
-      const close = Effect.fn("EventLog.close")(function* (sessionId: SessionId) {
-        const slot = slots.get(sessionId)
-        if (slot !== undefined) yield* slot.lock.withPermits(1)(closeSlot(slot))
-      })
-
-      const removeLog = (sessionId: SessionId) =>
-        slotOf(sessionId).lock.withPermits(1)(
-          Effect.andThen(closeSlot(slotOf(sessionId)), fs.remove(fileOf(sessionId), { force: true }))
-        )
-
-      const remove = Effect.fn("EventLog.remove")(function* (sessionId: SessionId) {
-        yield* removeLog(sessionId)
-      }, Effect.orDie)
-
-      const prune = Effect.fn("EventLog.prune")(function* (options: { readonly olderThanMs: number }) {
-        const cutoff = (yield* Clock.currentTimeMillis) - options.olderThanMs
-        const names = yield* fs.readDirectory(paths.logsDir).pipe(
-          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed([])),
-          Effect.orDie
-        )
-        const removed: Array<SessionId> = []
-        for (const name of names.sort()) {
-          const sessionId = name.endsWith(LOG_SUFFIX) ? name.slice(0, -LOG_SUFFIX.length) : ""
-          if (!isSessionId(sessionId)) continue
-          const info = yield* fs.stat(path.join(paths.logsDir, name)).pipe(Effect.option)
-          const mtime = Option.flatMap(info, (stat) => stat.mtime)
-          if (Option.isNone(mtime) || mtime.value.getTime() >= cutoff) continue
-          yield* removeLog(sessionId).pipe(Effect.orDie)
-          removed.push(sessionId)
-        }
-        return removed
-      })
-
-      return EventLog.of({ append, readAfter, scan, close, remove, prune })
     })
   )
 }
