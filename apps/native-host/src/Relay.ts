@@ -15,7 +15,7 @@ import {
   type HostSubscribeParams
 } from "@pedelec/contracts/link/HostLink"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { HostClient } from "@pedelec/core/CoreClient"
+import type { HostClient } from "@pedelec/core-client/CoreClient"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
