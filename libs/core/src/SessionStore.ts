@@ -87,6 +87,98 @@ const parseRecord = (sessionId: SessionId, text: string): SessionRecord | undefi
   return Exit.isSuccess(exit) && exit.value.sessionId === sessionId ? exit.value : undefined
 }
 
+/** What every step works with: Core's folders, the file system, and one lock per session seen. */
+interface Records {
+  readonly paths: CorePaths["Service"]
+  readonly fs: FileSystem.FileSystem
+  readonly locks: Map<SessionId, Semaphore.Semaphore>
+}
+
+// Every write of one session holds its lock, so an update never loses a concurrent save or update.
+const locked = (records: Records, sessionId: SessionId) => {
+  let lock = records.locks.get(sessionId)
+  if (lock === undefined) {
+    lock = Semaphore.makeUnsafe(1)
+    records.locks.set(sessionId, lock)
+  }
+  return lock.withPermits(1)
+}
+
+const fileOf = (records: Records, sessionId: SessionId) => {
+  // The id becomes a file name: a branded type is a promise, this is the check.
+  if (!isSessionId(sessionId)) throw new Error(`not a session id: ${String(sessionId)}`)
+  return path.join(records.paths.sessionsDir, `${sessionId}${RECORD_SUFFIX}`)
+}
+
+const write = Effect.fnUntraced(function* (records: Records, record: SessionRecord) {
+  const { fs, paths } = records
+  const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict)
+  yield* fs.makeDirectory(paths.sessionsDir, { recursive: true, mode: DIR_MODE })
+  yield* fs.chmod(paths.sessionsDir, DIR_MODE)
+  yield* writeFileAtomic(fs, fileOf(records, valid.sessionId), `${JSON.stringify(valid)}\n`, FILE_MODE)
+}, Effect.orDie)
+
+const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId) {
+  const { fs } = records
+  const file = fileOf(records, sessionId)
+  const text = yield* fs.readFileString(file).pipe(
+    Effect.map((content): string | undefined => content),
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+    Effect.orDie
+  )
+  if (text === undefined) return yield* Effect.fail(notFound(sessionId))
+  const record = parseRecord(sessionId, text)
+  if (record !== undefined) return record
+  // Kept for a human to inspect, out of the way of list() and the next save.
+  yield* fs.rename(file, `${file}.corrupt`).pipe(Effect.ignore)
+  return yield* Effect.fail(notFound(sessionId))
+})
+
+const save = Effect.fn("SessionStore.save")(function* (records: Records, record: SessionRecord) {
+  yield* locked(records, record.sessionId)(write(records, record))
+})
+
+const load = Effect.fn("SessionStore.load")(function* (records: Records, sessionId: SessionId) {
+  return yield* locked(records, sessionId)(read(records, sessionId))
+})
+
+const list = Effect.fn("SessionStore.list")(function* (records: Records) {
+  const names = yield* records.fs.readDirectory(records.paths.sessionsDir).pipe(
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed([])),
+    Effect.orDie
+  )
+  // Only `<id>.json`: temp files of an interrupted write and `.corrupt` files are not records.
+  const ids = names
+    .filter((name) => name.endsWith(RECORD_SUFFIX))
+    .map((name) => name.slice(0, -RECORD_SUFFIX.length))
+    .filter(isSessionId)
+    .sort()
+  const found = yield* Effect.forEach(ids, (sessionId) => Effect.option(load(records, sessionId)), { concurrency: 8 })
+  return found.flatMap((record) => (record._tag === "Some" ? [record.value] : []))
+})
+
+const update = Effect.fn("SessionStore.update")(function* (
+  records: Records,
+  sessionId: SessionId,
+  f: (record: SessionRecord) => SessionRecord
+) {
+  return yield* locked(
+    records,
+    sessionId
+  )(
+    Effect.gen(function* () {
+      const next = f(yield* read(records, sessionId))
+      if (next.sessionId !== sessionId) return yield* Effect.die(new Error("update changed the session id"))
+      yield* write(records, next)
+      return next
+    })
+  )
+})
+
+const remove = Effect.fn("SessionStore.remove")(function* (records: Records, sessionId: SessionId) {
+  yield* locked(records, sessionId)(records.fs.remove(fileOf(records, sessionId), { force: true }).pipe(Effect.orDie))
+})
+
 export class SessionStore extends Context.Service<
   SessionStore,
   {
@@ -108,90 +200,14 @@ export class SessionStore extends Context.Service<
   static readonly layer = Layer.effect(
     SessionStore,
     Effect.gen(function* () {
-      const paths = yield* CorePaths
-      const fs = yield* FileSystem.FileSystem
-      const locks = new Map<SessionId, Semaphore.Semaphore>()
-
-      // Every write of one session holds its lock, so an update never loses a concurrent save or update.
-      const locked = (sessionId: SessionId) => {
-        let lock = locks.get(sessionId)
-        if (lock === undefined) {
-          lock = Semaphore.makeUnsafe(1)
-          locks.set(sessionId, lock)
-        }
-        return lock.withPermits(1)
-      }
-
-      const fileOf = (sessionId: SessionId) => {
-        // The id becomes a file name: a branded type is a promise, this is the check.
-        if (!isSessionId(sessionId)) throw new Error(`not a session id: ${String(sessionId)}`)
-        return path.join(paths.sessionsDir, `${sessionId}${RECORD_SUFFIX}`)
-      }
-
-      const write = Effect.fnUntraced(function* (record: SessionRecord) {
-        const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict)
-        yield* fs.makeDirectory(paths.sessionsDir, { recursive: true, mode: DIR_MODE })
-        yield* fs.chmod(paths.sessionsDir, DIR_MODE)
-        yield* writeFileAtomic(fs, fileOf(valid.sessionId), `${JSON.stringify(valid)}\n`, FILE_MODE)
-      }, Effect.orDie)
-
-      const read = Effect.fnUntraced(function* (sessionId: SessionId) {
-        const file = fileOf(sessionId)
-        const text = yield* fs.readFileString(file).pipe(
-          Effect.map((content): string | undefined => content),
-          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
-          Effect.orDie
-        )
-        if (text === undefined) return yield* Effect.fail(notFound(sessionId))
-        const record = parseRecord(sessionId, text)
-        if (record !== undefined) return record
-        // Kept for a human to inspect, out of the way of list() and the next save.
-        yield* fs.rename(file, `${file}.corrupt`).pipe(Effect.ignore)
-        return yield* Effect.fail(notFound(sessionId))
+      const records: Records = { paths: yield* CorePaths, fs: yield* FileSystem.FileSystem, locks: new Map() }
+      return SessionStore.of({
+        save: (record) => save(records, record),
+        load: (sessionId) => load(records, sessionId),
+        list: list(records),
+        update: (sessionId, f) => update(records, sessionId, f),
+        remove: (sessionId) => remove(records, sessionId)
       })
-
-      const save = Effect.fn("SessionStore.save")(function* (record: SessionRecord) {
-        yield* locked(record.sessionId)(write(record))
-      })
-
-      const load = Effect.fn("SessionStore.load")(function* (sessionId: SessionId) {
-        return yield* locked(sessionId)(read(sessionId))
-      })
-
-      const list = Effect.gen(function* () {
-        const names = yield* fs.readDirectory(paths.sessionsDir).pipe(
-          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed([])),
-          Effect.orDie
-        )
-        // Only `<id>.json`: temp files of an interrupted write and `.corrupt` files are not records.
-        const ids = names
-          .filter((name) => name.endsWith(RECORD_SUFFIX))
-          .map((name) => name.slice(0, -RECORD_SUFFIX.length))
-          .filter(isSessionId)
-          .sort()
-        const records = yield* Effect.forEach(ids, (sessionId) => Effect.option(load(sessionId)), { concurrency: 8 })
-        return records.flatMap((record) => (record._tag === "Some" ? [record.value] : []))
-      }).pipe(Effect.withSpan("SessionStore.list"))
-
-      const update = Effect.fn("SessionStore.update")(function* (
-        sessionId: SessionId,
-        f: (record: SessionRecord) => SessionRecord
-      ) {
-        return yield* locked(sessionId)(
-          Effect.gen(function* () {
-            const next = f(yield* read(sessionId))
-            if (next.sessionId !== sessionId) return yield* Effect.die(new Error("update changed the session id"))
-            yield* write(next)
-            return next
-          })
-        )
-      })
-
-      const remove = Effect.fn("SessionStore.remove")(function* (sessionId: SessionId) {
-        yield* locked(sessionId)(fs.remove(fileOf(sessionId), { force: true }).pipe(Effect.orDie))
-      })
-
-      return SessionStore.of({ save, load, list, update, remove })
     })
   )
 }
