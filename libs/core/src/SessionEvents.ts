@@ -34,6 +34,97 @@ interface Channel {
   readonly lock: Semaphore.Semaphore
 }
 
+/** What every step works with: the durable log, and the channel of each open session. */
+interface Channels {
+  readonly log: EventLog["Service"]
+  readonly bySession: Map<SessionId, Channel>
+}
+
+const channelOf = (channels: Channels, sessionId: SessionId) =>
+  Effect.suspend(() => {
+    const channel = channels.bySession.get(sessionId)
+    return channel
+      ? Effect.succeed(channel)
+      : Effect.fail(PedelecError.fromCode("SESSION_NOT_FOUND", "core", { details: { sessionId } }))
+  })
+
+const open = Effect.fn("SessionEvents.open")(function* (channels: Channels, sessionId: SessionId, lastSeq: number) {
+  if (channels.bySession.has(sessionId)) return
+  const pubsub = yield* PubSub.unbounded<SessionEvent>()
+  channels.bySession.set(sessionId, { seq: lastSeq, buffer: [], pubsub, lock: Semaphore.makeUnsafe(1) })
+})
+
+const publish = Effect.fn("SessionEvents.publish")(function* (
+  channels: Channels,
+  sessionId: SessionId,
+  body: EventBody
+) {
+  const channel = yield* channelOf(channels, sessionId)
+  // One permit per session: seq order, log order and delivery order are the same order.
+  return yield* channel.lock.withPermits(1)(
+    Effect.gen(function* () {
+      const at = yield* Clock.currentTimeMillis
+      const event = { ...body, sessionId, seq: channel.seq + 1, at } as SessionEvent
+      yield* channels.log.append(event)
+      channel.seq = event.seq
+      channel.buffer.push(event)
+      if (channel.buffer.length > REPLAY_BUFFER_SIZE) channel.buffer.shift()
+      yield* PubSub.publish(channel.pubsub, event)
+      return event
+    })
+  )
+})
+
+/** The events after `afterSeq` up to `upTo`: from the buffer alone when it reaches back far enough, else log first. */
+const replayFrom = Effect.fnUntraced(function* (
+  channels: Channels,
+  sessionId: SessionId,
+  afterSeq: number,
+  buffered: ReadonlyArray<SessionEvent>,
+  upTo: number
+) {
+  const firstBuffered = buffered[0]?.seq ?? upTo + 1
+  if (afterSeq + 1 >= firstBuffered) return buffered.filter((event) => event.seq > afterSeq)
+  const logged = (yield* channels.log.readAfter(sessionId, afterSeq)).filter((event) => event.seq < firstBuffered)
+  const replay = [...logged, ...buffered]
+  const contiguous = replay.every((event, index) => event.seq === afterSeq + 1 + index)
+  if (!contiguous || (replay.at(-1)?.seq ?? afterSeq) !== upTo) {
+    return yield* Effect.fail(
+      PedelecError.fromCode("EVENT_REPLAY_GAP", "core", { details: { sessionId, afterSeq, lastSeq: upTo } })
+    )
+  }
+  return replay
+})
+
+const subscribe = (
+  channels: Channels,
+  sessionId: SessionId,
+  afterSeq: number
+): Stream.Stream<SessionEvent, PedelecError> =>
+  Stream.unwrap(
+    Effect.gen(function* () {
+      const channel = yield* channelOf(channels, sessionId)
+      // Subscribe before reading the buffer: an event published in between is then in both, and the
+      // `seq > upTo` filter drops the live copy, so nothing is lost and nothing is doubled.
+      const subscription = yield* PubSub.subscribe(channel.pubsub)
+      const upTo = channel.seq
+      const replay = yield* replayFrom(channels, sessionId, afterSeq, channel.buffer.slice(), upTo)
+      const live = Stream.fromSubscription(subscription).pipe(Stream.filter((event) => event.seq > upTo))
+      return Stream.concat(Stream.fromIterable(replay), live).pipe(Stream.takeUntil((event) => event.type === "ended"))
+    })
+  )
+
+const lastSeq = Effect.fn("SessionEvents.lastSeq")(function* (channels: Channels, sessionId: SessionId) {
+  return (yield* channelOf(channels, sessionId)).seq
+})
+
+const close = Effect.fn("SessionEvents.close")(function* (channels: Channels, sessionId: SessionId) {
+  const channel = channels.bySession.get(sessionId)
+  if (!channel) return
+  channels.bySession.delete(sessionId)
+  yield* PubSub.shutdown(channel.pubsub)
+})
+
 export class SessionEvents extends Context.Service<
   SessionEvents,
   {
@@ -50,87 +141,14 @@ export class SessionEvents extends Context.Service<
   static readonly layer = Layer.effect(
     SessionEvents,
     Effect.gen(function* () {
-      const log = yield* EventLog
-      const channels = new Map<SessionId, Channel>()
-
-      const channelOf = (sessionId: SessionId) =>
-        Effect.suspend(() => {
-          const channel = channels.get(sessionId)
-          return channel
-            ? Effect.succeed(channel)
-            : Effect.fail(PedelecError.fromCode("SESSION_NOT_FOUND", "core", { details: { sessionId } }))
-        })
-
-      const open = Effect.fn("SessionEvents.open")(function* (sessionId: SessionId, lastSeq: number) {
-        if (channels.has(sessionId)) return
-        const pubsub = yield* PubSub.unbounded<SessionEvent>()
-        channels.set(sessionId, { seq: lastSeq, buffer: [], pubsub, lock: Semaphore.makeUnsafe(1) })
+      const channels: Channels = { log: yield* EventLog, bySession: new Map() }
+      return SessionEvents.of({
+        open: (sessionId, lastSeq) => open(channels, sessionId, lastSeq),
+        publish: (sessionId, body) => publish(channels, sessionId, body),
+        subscribe: (sessionId, afterSeq) => subscribe(channels, sessionId, afterSeq),
+        lastSeq: (sessionId) => lastSeq(channels, sessionId),
+        close: (sessionId) => close(channels, sessionId)
       })
-
-      const publish = Effect.fn("SessionEvents.publish")(function* (sessionId: SessionId, body: EventBody) {
-        const channel = yield* channelOf(sessionId)
-        // One permit per session: seq order, log order and delivery order are the same order.
-        return yield* channel.lock.withPermits(1)(
-          Effect.gen(function* () {
-            const at = yield* Clock.currentTimeMillis
-            const event = { ...body, sessionId, seq: channel.seq + 1, at } as SessionEvent
-            yield* log.append(event)
-            channel.seq = event.seq
-            channel.buffer.push(event)
-            if (channel.buffer.length > REPLAY_BUFFER_SIZE) channel.buffer.shift()
-            yield* PubSub.publish(channel.pubsub, event)
-            return event
-          })
-        )
-      })
-
-      const replayFrom = Effect.fnUntraced(function* (
-        sessionId: SessionId,
-        afterSeq: number,
-        buffered: ReadonlyArray<SessionEvent>,
-        upTo: number
-      ) {
-        const firstBuffered = buffered[0]?.seq ?? upTo + 1
-        if (afterSeq + 1 >= firstBuffered) return buffered.filter((event) => event.seq > afterSeq)
-        const logged = (yield* log.readAfter(sessionId, afterSeq)).filter((event) => event.seq < firstBuffered)
-        const replay = [...logged, ...buffered]
-        const contiguous = replay.every((event, index) => event.seq === afterSeq + 1 + index)
-        if (!contiguous || (replay.at(-1)?.seq ?? afterSeq) !== upTo) {
-          return yield* Effect.fail(
-            PedelecError.fromCode("EVENT_REPLAY_GAP", "core", { details: { sessionId, afterSeq, lastSeq: upTo } })
-          )
-        }
-        return replay
-      })
-
-      const subscribe = (sessionId: SessionId, afterSeq: number): Stream.Stream<SessionEvent, PedelecError> =>
-        Stream.unwrap(
-          Effect.gen(function* () {
-            const channel = yield* channelOf(sessionId)
-            // Subscribe before reading the buffer: an event published in between is then in both, and the
-            // `seq > upTo` filter drops the live copy, so nothing is lost and nothing is doubled.
-            const subscription = yield* PubSub.subscribe(channel.pubsub)
-            const upTo = channel.seq
-            const replay = yield* replayFrom(sessionId, afterSeq, channel.buffer.slice(), upTo)
-            const live = Stream.fromSubscription(subscription).pipe(Stream.filter((event) => event.seq > upTo))
-            return Stream.concat(Stream.fromIterable(replay), live).pipe(
-              Stream.takeUntil((event) => event.type === "ended")
-            )
-          })
-        )
-
-      const lastSeq = Effect.fn("SessionEvents.lastSeq")(function* (sessionId: SessionId) {
-        return (yield* channelOf(sessionId)).seq
-      })
-
-      const close = Effect.fn("SessionEvents.close")(function* (sessionId: SessionId) {
-        const channel = channels.get(sessionId)
-        if (!channel) return
-        channels.delete(sessionId)
-        yield* PubSub.shutdown(channel.pubsub)
-      })
-
-      return SessionEvents.of({ open, publish, subscribe, lastSeq, close })
     })
   )
 }
