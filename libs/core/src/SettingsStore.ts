@@ -88,6 +88,102 @@ const redactorFor = (parsed: unknown): typeof noRedaction => {
   return (text) => values.reduce((out, value) => out.replaceAll(value, "(hidden)"), text)
 }
 
+const validate = <A>(
+  file: string,
+  schema: Schema.Decoder<A>,
+  value: unknown,
+  redact: typeof noRedaction
+): Effect.Effect<A, PedelecErrorOf<"SETTINGS_INVALID">> => {
+  const exit = Schema.decodeUnknownExit(schema)(value, strict)
+  if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
+  const first = issuesOfExit(exit)[0] ?? { pointer: "", reason: "invalid" }
+  return Effect.fail(invalid(file, first, redact))
+}
+
+/** What every step works with: the home's files, the file system, and the one-writer-at-a-time lock. */
+interface Home {
+  readonly paths: CorePaths["Service"]
+  readonly fs: FileSystem.FileSystem
+  /** setSecret is a read-modify-write of secrets.json. */
+  readonly writes: Semaphore.Semaphore
+}
+
+const readDocument = Effect.fnUntraced(function* <A>(
+  { fs }: Home,
+  file: string,
+  schema: Schema.Decoder<A>,
+  fallback: A,
+  sensitive: boolean
+) {
+  const name = path.basename(file)
+  const text = yield* fs.readFileString(file).pipe(
+    Effect.map((content): string | undefined => content),
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+    Effect.orDie
+  )
+  if (text === undefined) return fallback
+  if (Buffer.byteLength(text) > MAX_FILE_BYTES)
+    return yield* Effect.fail(invalid(name, { pointer: "", reason: "larger than 1 MiB" }, noRedaction))
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    return yield* Effect.fail(invalid(name, parseFailure(error), noRedaction))
+  }
+  const redact = sensitive ? redactorFor(parsed) : noRedaction
+  const deep = jsonDepthExceeded(parsed)
+  if (deep !== undefined)
+    return yield* Effect.fail(invalid(name, { pointer: deep, reason: "nested too deeply" }, redact))
+  return yield* validate(name, schema, parsed, redact)
+})
+
+const readSettings = (home: Home) => readDocument(home, home.paths.settingsFile, Settings, DEFAULT_SETTINGS, false)
+const readSecrets = (home: Home) => readDocument(home, home.paths.secretsFile, Secrets, {}, true)
+
+const publicView = (settings: Settings, secrets: Secrets): PublicSettings => ({
+  ...settings,
+  secretsSet: { ollamaApiKey: secrets.ollamaApiKey !== undefined }
+})
+
+const write = Effect.fnUntraced(function* ({ fs, paths }: Home, file: string, value: unknown, mode: number) {
+  // The home may be new; created private because secrets.json and the session logs live in it.
+  yield* fs.makeDirectory(paths.home, { recursive: true, mode: HOME_MODE }).pipe(Effect.orDie)
+  yield* writeFileAtomic(fs, file, `${JSON.stringify(value, null, 2)}\n`, mode).pipe(Effect.orDie)
+})
+
+const get = Effect.fn("SettingsStore.get")(function* (home: Home) {
+  return publicView(yield* readSettings(home), yield* readSecrets(home))
+})
+
+const getSecrets = Effect.fn("SettingsStore.getSecrets")(function* (home: Home) {
+  return yield* readSecrets(home)
+})
+
+const set = Effect.fn("SettingsStore.set")(
+  function* (home: Home, settings: Settings) {
+    const valid = yield* validate(path.basename(home.paths.settingsFile), Settings, settings, noRedaction)
+    // Read secrets first: a broken secrets.json fails the call before anything is written.
+    const secrets = yield* readSecrets(home)
+    yield* write(home, home.paths.settingsFile, valid, SETTINGS_MODE)
+    return publicView(valid, secrets)
+  },
+  (effect, home) => home.writes.withPermits(1)(effect)
+)
+
+const setSecret = Effect.fn("SettingsStore.setSecret")(
+  function* (home: Home, name: SecretName, value: string | null) {
+    const current = yield* readSecrets(home)
+    const others = Object.fromEntries(Object.entries(current).filter(([key]) => key !== name))
+    const next: unknown = value === null ? others : { ...others, [name]: value }
+    const redact = value === null ? noRedaction : redactorFor(value)
+    const secrets = yield* validate(path.basename(home.paths.secretsFile), Secrets, next, redact)
+    const settings = yield* readSettings(home)
+    yield* write(home, home.paths.secretsFile, secrets, SECRETS_MODE)
+    return publicView(settings, secrets)
+  },
+  (effect, home) => home.writes.withPermits(1)(effect)
+)
+
 export class SettingsStore extends Context.Service<
   SettingsStore,
   {
@@ -106,91 +202,13 @@ export class SettingsStore extends Context.Service<
   static readonly layer = Layer.effect(
     SettingsStore,
     Effect.gen(function* () {
-      const paths = yield* CorePaths
-      const fs = yield* FileSystem.FileSystem
-      // One writer at a time: setSecret is a read-modify-write of secrets.json.
-      const writes = yield* Semaphore.make(1)
-
-      const readDocument = Effect.fnUntraced(function* <A>(
-        file: string,
-        schema: Schema.Decoder<A>,
-        fallback: A,
-        sensitive: boolean
-      ) {
-        const name = path.basename(file)
-        const text = yield* fs.readFileString(file).pipe(
-          Effect.map((content): string | undefined => content),
-          Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
-          Effect.orDie
-        )
-        if (text === undefined) return fallback
-        if (Buffer.byteLength(text) > MAX_FILE_BYTES)
-          return yield* Effect.fail(invalid(name, { pointer: "", reason: "larger than 1 MiB" }, noRedaction))
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(text)
-        } catch (error) {
-          return yield* Effect.fail(invalid(name, parseFailure(error), noRedaction))
-        }
-        const redact = sensitive ? redactorFor(parsed) : noRedaction
-        const deep = jsonDepthExceeded(parsed)
-        if (deep !== undefined)
-          return yield* Effect.fail(invalid(name, { pointer: deep, reason: "nested too deeply" }, redact))
-        return yield* validate(name, schema, parsed, redact)
+      const home: Home = { paths: yield* CorePaths, fs: yield* FileSystem.FileSystem, writes: yield* Semaphore.make(1) }
+      return SettingsStore.of({
+        get: get(home),
+        getSecrets: getSecrets(home),
+        set: (settings) => set(home, settings),
+        setSecret: (name, value) => setSecret(home, name, value)
       })
-
-      const readSettings = () => readDocument(paths.settingsFile, Settings, DEFAULT_SETTINGS, false)
-      const readSecrets = () => readDocument(paths.secretsFile, Secrets, {}, true)
-
-      const publicView = (settings: Settings, secrets: Secrets): PublicSettings => ({
-        ...settings,
-        secretsSet: { ollamaApiKey: secrets.ollamaApiKey !== undefined }
-      })
-
-      const write = Effect.fnUntraced(function* (file: string, value: unknown, mode: number) {
-        // The home may be new; created private because secrets.json and the session logs live in it.
-        yield* fs.makeDirectory(paths.home, { recursive: true, mode: HOME_MODE }).pipe(Effect.orDie)
-        yield* writeFileAtomic(fs, file, `${JSON.stringify(value, null, 2)}\n`, mode).pipe(Effect.orDie)
-      })
-
-      const get = Effect.gen(function* () {
-        return publicView(yield* readSettings(), yield* readSecrets())
-      }).pipe(Effect.withSpan("SettingsStore.get"))
-
-      const getSecrets = Effect.suspend(readSecrets).pipe(Effect.withSpan("SettingsStore.getSecrets"))
-
-      const set = Effect.fn("SettingsStore.set")(function* (settings: Settings) {
-        const valid = yield* validate(path.basename(paths.settingsFile), Settings, settings, noRedaction)
-        // Read secrets first: a broken secrets.json fails the call before anything is written.
-        const secrets = yield* readSecrets()
-        yield* write(paths.settingsFile, valid, SETTINGS_MODE)
-        return publicView(valid, secrets)
-      }, writes.withPermits(1))
-
-      const setSecret = Effect.fn("SettingsStore.setSecret")(function* (name: SecretName, value: string | null) {
-        const current = yield* readSecrets()
-        const others = Object.fromEntries(Object.entries(current).filter(([key]) => key !== name))
-        const next: unknown = value === null ? others : { ...others, [name]: value }
-        const redact = value === null ? noRedaction : redactorFor(value)
-        const secrets = yield* validate(path.basename(paths.secretsFile), Secrets, next, redact)
-        const settings = yield* readSettings()
-        yield* write(paths.secretsFile, secrets, SECRETS_MODE)
-        return publicView(settings, secrets)
-      }, writes.withPermits(1))
-
-      return SettingsStore.of({ get, getSecrets, set, setSecret })
     })
   )
-}
-
-const validate = <A>(
-  file: string,
-  schema: Schema.Decoder<A>,
-  value: unknown,
-  redact: typeof noRedaction
-): Effect.Effect<A, PedelecErrorOf<"SETTINGS_INVALID">> => {
-  const exit = Schema.decodeUnknownExit(schema)(value, strict)
-  if (Exit.isSuccess(exit)) return Effect.succeed(exit.value)
-  const first = issuesOfExit(exit)[0] ?? { pointer: "", reason: "invalid" }
-  return Effect.fail(invalid(file, first, redact))
 }
