@@ -1,10 +1,12 @@
 // The demo page (apps/demo/dist) driven as a user would: type into its chat, approve the page, and let the
 // scripted agent call the page's tools. Proves the demo's tools change what the page shows and that its chat
 // streams the reply and shows errors with their message.
+
+import { script } from "@pedelec/providers/scripted/Script"
 import { expect, test } from "vitest"
 import { approve, nextApprovalWindow } from "../src/chain/Browser.ts"
 import { demoRoutes } from "../src/chain/DemoPage.ts"
-import { chainForFile, script } from "./harness.ts"
+import { chainForFile } from "./harness.ts"
 
 const chain = chainForFile({ routes: async () => demoRoutes(), https: false })
 

@@ -1,5 +1,5 @@
 // The suites' side of the chain: one Chain per test file (started before its cases, closed after them, with the
-// native host's log and Core's stderr printed when a case failed), the scripted agent's script fence, the parsing
+// native host's log and Core's stderr printed when a case failed), the parsing
 // of the lines it prints for each `call`, and /proc lookups of a session's processes.
 import { readdir, readFile } from "node:fs/promises"
 import path from "node:path"
@@ -36,8 +36,6 @@ export const chainForFile = (
     return chain
   }
 }
-
-export { script } from "@pedelec/providers/scripted/Script"
 
 /** Creates a session from `page` (default input: the probe's tools), approving the origin in the popup. */
 export const createApproved = async (chain: Chain, page: Page) =>

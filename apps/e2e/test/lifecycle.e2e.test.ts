@@ -1,8 +1,10 @@
 // A page that goes away: closing the tab ends its session once the disconnect lease runs out, and the agent
 // process goes with it. Core runs with PEDELEC_LEASE_MS=2000 instead of the default 10 s, so the case measures the
 // lease itself (not ended before it, ended soon after it) without spending 10 s of the suite on waiting.
+
+import { script } from "@pedelec/providers/scripted/Script"
 import { expect, test } from "vitest"
-import { chainForFile, createApproved, script, sessionProcesses, sessionState, waitUntil } from "./harness.ts"
+import { chainForFile, createApproved, sessionProcesses, sessionState, waitUntil } from "./harness.ts"
 
 const LEASE_MS = 2_000
 

@@ -2,11 +2,12 @@
 // cases on the http page: busy, cancel, handler errors, sizes beyond the 1 MiB native frame, a service-worker
 // restart in the middle of a turn, and a second tab observing the same session. One Chromium for the whole file.
 import { readFile } from "node:fs/promises"
+import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { describe, expect, test } from "vitest"
 import { approvingIfAsked, stopServiceWorkers } from "../src/chain/Browser.ts"
 import type { Chain } from "../src/chain/Chain.ts"
-import { chainForFile, cliLines, createApproved, script, waitUntil } from "./harness.ts"
+import { chainForFile, cliLines, createApproved, waitUntil } from "./harness.ts"
 
 const chain = chainForFile()
 

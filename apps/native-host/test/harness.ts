@@ -43,8 +43,6 @@ export const coreInfo = async (home: string): Promise<{ readonly pid: number } |
   return pid === undefined ? undefined : { pid }
 }
 
-export { isProcessAlive as isAlive } from "@pedelec/core-client/ProcessAlive"
-
 /** Stops the Core a host started (it is detached, so nothing else will): SIGTERM via core.json's pid. */
 export const stopCore = (home: string) => stopLiveCore(home)
 
@@ -161,8 +159,6 @@ export const startHost = (home: string, env: Record<string, string> = {}): Host 
     })
   return { child, messages, chunked, stderr: () => stderr, writeRaw, send, next, request, close }
 }
-
-export { script } from "@pedelec/providers/scripted/Script"
 
 export const eventOf = (message: Message) => message.event as Record<string, unknown> & { readonly type: string }
 

@@ -5,15 +5,15 @@ import { mkdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { isProcessAlive } from "@pedelec/core-client/ProcessAlive"
+import { script } from "@pedelec/providers/scripted/Script"
 import {
   coreInfo,
   eventOf,
   type Host,
-  isAlive,
   isEvent,
   OTHER_ORIGIN,
   removeHome,
-  script,
   startHost,
   stopCore,
   tempHome
@@ -84,7 +84,7 @@ describe("pedelec-native-host", () => {
 
     first.child.kill("SIGKILL")
     await sleep(300)
-    assert.isTrue(isAlive(corePid), "killing the host leaves Core running")
+    assert.isTrue(isProcessAlive(corePid), "killing the host leaves Core running")
 
     // A second host finds the running Core instead of starting another.
     const second = host()

@@ -4,7 +4,7 @@
  * errors → `OLLAMA_*` codes, the silence timeout, and strict decoding of each streamed line; text deltas go out
  * as they arrive, thinking never does. It does not decide what to send (Loop) or run tools.
  */
-import { LineSplitter } from "@pedelec/contracts/node/Lines"
+import { TextLineSplitter } from "@pedelec/core-client/TextLines"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AgentFailure, Cancelled } from "./Failure.ts"
@@ -181,7 +181,7 @@ export const chat = async (
     if (response.body === null) throw invalid(connection, "the answer to /api/chat had no body")
     let content = ""
     const toolCalls: Array<ToolCall> = []
-    const splitter = new LineSplitter(MAX_LINE)
+    const splitter = new TextLineSplitter(MAX_LINE)
     const decoder = new TextDecoder()
     for await (const bytes of response.body) {
       watch.touch()
