@@ -208,6 +208,19 @@ describe("checkBoundaries", () => {
     expect(await found({ "libs/core/src/uses.ts": text })).toEqual([])
   })
 
+  it("function-too-long: a product function over 100 lines is refused; the same in a test is not", async () => {
+    const body = Array.from({ length: 100 }, (_, i) => `  const v${i} = ${i}`).join("\n")
+    const long = `export const big = () => {\n${body}\n  return 0\n}\n`
+    const edge = `export const edge = () => {\n${Array.from({ length: 98 }, () => "  void 0").join("\n")}\n}\n`
+    const violations = await checkBoundaries(
+      await fixture({ "libs/core/src/Big.ts": long, "libs/core/src/Edge.ts": edge, "libs/core/test/Big.test.ts": long })
+    )
+    expect(violations.map((v) => [v.rule, v.file, v.specifier])).toEqual([
+      ["function-too-long", "libs/core/src/Big.ts", "line 1"]
+    ])
+    expect(violations[0]?.message).toMatch(/module-level functions/)
+  })
+
   it("messages say what to do instead", async () => {
     const [violation] = await checkBoundaries(await fixture({ "libs/sdk/src/bad.ts": `import "effect"\n` }))
     expect(violation?.message).toMatch(/effect\/Schema/)

@@ -1,6 +1,6 @@
 // Boundary check: owns the import rules between Pedelec workspace projects (platform, lib/app layering, the
-// contracts node split, Core's internals only in the apps that run Core, declared workspace deps) and package.json
-// hygiene (Nx tags, banned Effect 3 packages).
+// contracts node split, Core's internals only in the apps that run Core, declared workspace deps), package.json
+// hygiene (Nx tags, banned Effect 3 packages), and no product function over 100 lines (function-length.ts).
 // It uses the TypeScript parser only, so it needs no ESLint and runs the same in CI, in Nx and in its own tests.
 
 import { realpathSync } from "node:fs"
@@ -10,6 +10,7 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
 import { CATALOG_FILE, readCatalogCodes, redefinedCodes } from "./error-codes.ts"
+import { longFunctions, MAX_FUNCTION_LINES } from "./function-length.ts"
 
 export type RuleId =
   | "browser-imports-node"
@@ -23,6 +24,7 @@ export type RuleId =
   | "banned-package"
   | "project-tags"
   | "error-code-redefined"
+  | "function-too-long"
 
 export interface Violation {
   readonly file: string
@@ -272,6 +274,14 @@ const checkImport = (site: ImportSite, spec: string): Array<Finding> => {
   return [...findings, ...workspaceFindings(site, spec, target)]
 }
 
+const tooLong = (rel: string, text: string): Array<Violation> =>
+  longFunctions(rel, text).map(({ line, lines }) => ({
+    file: rel,
+    specifier: `line ${line}`,
+    rule: "function-too-long" as const,
+    message: `a function of ${lines} lines (at most ${MAX_FUNCTION_LINES}): lift its parts into module-level functions that take their state explicitly`
+  }))
+
 export const runBoundaryCheck = async (workspaceRoot: string): Promise<BoundaryReport> => {
   const root = path.resolve(workspaceRoot)
   const rootJson = await readJson(path.join(root, "package.json"))
@@ -294,6 +304,7 @@ export const runBoundaryCheck = async (workspaceRoot: string): Promise<BoundaryR
             violations.push({ file: rel, specifier: code, rule: "error-code-redefined", message })
           }
         }
+        if (zone === "src") violations.push(...tooLong(rel, text))
         for (const { fileName: specifier } of ts.preProcessFile(text, true, true).importedFiles) {
           for (const [rule, message] of checkImport({ projects, project, file, zone }, specifier))
             violations.push({ file: rel, specifier, rule, message })
