@@ -377,12 +377,12 @@ export const RUNTIME_ERRORS = {
   OLLAMA_UNAVAILABLE: {
     message: "Ollama at {baseUrl} is not reachable. Start Ollama or fix its address in the Pedelec settings.",
     retryable: true,
-    raisedBy: ["provider"]
+    raisedBy: ["provider", "core"]
   },
   OLLAMA_AUTH_FAILED: {
     message: "Ollama rejected the API key. Fix the key in the Pedelec settings.",
     retryable: false,
-    raisedBy: ["provider"]
+    raisedBy: ["provider", "core"]
   },
   OLLAMA_MODEL_NOT_FOUND: {
     message: "Ollama has no model {model}. Pull it (`ollama pull {model}`) or choose another model.",
@@ -402,12 +402,12 @@ export const RUNTIME_ERRORS = {
   OLLAMA_RATE_LIMITED: {
     message: "Ollama is rate limiting requests. Wait a moment, then retry.",
     retryable: true,
-    raisedBy: ["provider"]
+    raisedBy: ["provider", "core"]
   },
   OLLAMA_RESPONSE_INVALID: {
     message: "Ollama sent a response Pedelec cannot read. Check that {baseUrl} is an Ollama-compatible server.",
     retryable: true,
-    raisedBy: ["provider"]
+    raisedBy: ["provider", "core"]
   },
   // Tools
   TOOL_NOT_FOUND: {

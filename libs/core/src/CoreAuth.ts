@@ -1,12 +1,14 @@
 /**
- * CoreAuth — the two roles of Core IPC as server-side RPC middleware. Host: the request carries this launch's
- * secret (from `run/core.json`). Agent: the request carries a live session's capability, and may only name that
- * session. Anything else is `UNAUTHORIZED`, before any handler runs. Who owns a session is Sessions' business.
+ * CoreAuth — the three roles of Core IPC as server-side RPC middleware. Host and desktop: the request carries this
+ * launch's secret (from `run/core.json`); the groups differ in what they offer, and the native host relays host tags
+ * only. Agent: the request carries a live session's capability, and may only name that session. Anything else is
+ * `UNAUTHORIZED`, before any handler runs. Who owns a session is Sessions' business.
  */
 import { timingSafeEqual } from "node:crypto"
 import type { LaunchSecret } from "@pedelec/contracts/Ids"
 import { AgentAuth, AgentCaller } from "@pedelec/contracts/node/AgentLink"
 import { AUTH_HEADERS, HostAuth, HostCaller } from "@pedelec/contracts/node/CoreLink"
+import { DesktopAuth, DesktopCaller } from "@pedelec/contracts/node/DesktopRole"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -15,10 +17,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Sessions } from "./Sessions.ts"
 
-/** The secret of this Core launch; written to `run/core.json` and checked on every host request. */
-export class CoreSecret extends Context.Service<CoreSecret, { readonly launchSecret: LaunchSecret }>()(
-  "pedelec/core/CoreSecret"
-) {}
+/** This Core launch: its secret (checked on every host and desktop request) and start time, both in `run/core.json`. */
+export class CoreSecret extends Context.Service<
+  CoreSecret,
+  { readonly launchSecret: LaunchSecret; readonly startedAt: number }
+>()("pedelec/core/CoreSecret") {}
 
 const unauthorized = (reason: string) => PedelecError.fromCode("UNAUTHORIZED", "core", { details: { reason } })
 
@@ -28,17 +31,34 @@ const sameSecret = (given: string, expected: string) => {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+const provesLaunch = (headers: Headers.Headers, launchSecret: LaunchSecret) => {
+  const given = Option.getOrUndefined(Headers.get(headers, AUTH_HEADERS.launchSecret))
+  return given !== undefined && sameSecret(given, launchSecret)
+}
+
+const staleSecret = () => unauthorized("the launch secret is missing or stale: read run/core.json again")
+
 export const HostAuthLive = Layer.effect(
   HostAuth,
   Effect.gen(function* () {
     const { launchSecret } = yield* CoreSecret
-    return HostAuth.of((effect, { headers }) => {
-      const given = Option.getOrUndefined(Headers.get(headers, AUTH_HEADERS.launchSecret))
-      if (given === undefined || !sameSecret(given, launchSecret)) {
-        return Effect.fail(unauthorized("the launch secret is missing or stale: read run/core.json again"))
-      }
-      return Effect.provideService(effect, HostCaller, { pid: undefined })
-    })
+    return HostAuth.of((effect, { headers }) =>
+      provesLaunch(headers, launchSecret)
+        ? Effect.provideService(effect, HostCaller, { pid: undefined })
+        : Effect.fail(staleSecret())
+    )
+  })
+)
+
+export const DesktopAuthLive = Layer.effect(
+  DesktopAuth,
+  Effect.gen(function* () {
+    const { launchSecret } = yield* CoreSecret
+    return DesktopAuth.of((effect, { headers }) =>
+      provesLaunch(headers, launchSecret)
+        ? Effect.provideService(effect, DesktopCaller, { role: "desktop" })
+        : Effect.fail(staleSecret())
+    )
   })
 )
 

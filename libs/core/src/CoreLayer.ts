@@ -14,6 +14,7 @@ import { CoreLock } from "./CoreLock.ts"
 import { CorePaths } from "./CorePaths.ts"
 import { CoreSecretLive, CoreServerLayer } from "./CoreServer.ts"
 import { EventLog } from "./EventLog.ts"
+import { OllamaProbe } from "./OllamaProbe.ts"
 import { ProviderChoice } from "./ProviderChoice.ts"
 import { Providers } from "./Providers.ts"
 import { SessionEvents } from "./SessionEvents.ts"
@@ -44,7 +45,7 @@ const Assets = AssetAccess.layer.pipe(
 
 /** Everything but the paths and the config, which the host process chooses. */
 export const CoreLayerNoDeps = CoreServerLayer.pipe(
-  Layer.provideMerge(Assets),
+  Layer.provideMerge(Layer.mergeAll(Assets, OllamaProbe.layer)),
   Layer.provideMerge(sessionMachinery(Providers.layer)),
   Layer.provideMerge(CoreSecretLive),
   Layer.provideMerge(CoreLock.layer),

@@ -1,7 +1,7 @@
 /**
  * CoreServer — the Core IPC endpoint: a Unix socket under `run/` (directory 0700, socket 0600; the short per-user
- * directory when the path is too long; a named pipe on Windows), serving the hello, host and agent RPC groups with
- * NDJSON, requests concurrently. It writes `run/core.json` (0600) once it listens and removes it and the socket when
+ * directory when the path is too long; a named pipe on Windows), serving the hello, host, desktop and agent RPC groups
+ * with NDJSON, requests concurrently. It writes `run/core.json` (0600) once it listens and removes it and the socket when
  * it stops. What the methods do is the services'; who may call them is CoreAuth's.
  */
 
@@ -9,6 +9,7 @@ import path from "node:path"
 import { NodeSocketServer } from "@effect/platform-node"
 import { AgentRpcs } from "@pedelec/contracts/node/AgentLink"
 import { type CoreRuntimeInfo, HelloRpcs, HostRpcs } from "@pedelec/contracts/node/CoreLink"
+import { DesktopRpcs } from "@pedelec/contracts/node/DesktopRole"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import { layerNdjson } from "@pedelec/core-client/Ndjson"
@@ -18,15 +19,16 @@ import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import type { PlatformError } from "effect/PlatformError"
 import { RpcServer } from "effect/rpc"
-import { AgentAuthLive, CoreSecret, HostAuthLive } from "./CoreAuth.ts"
+import { AgentAuthLive, CoreSecret, DesktopAuthLive, HostAuthLive } from "./CoreAuth.ts"
 import { CoreConfig } from "./CoreConfig.ts"
 import { CorePaths } from "./CorePaths.ts"
 import { AgentHandlers } from "./FromAgent.ts"
+import { DesktopHandlers } from "./FromDesktop.ts"
 import { HostHandlers } from "./FromHost.ts"
 import { mintLaunchSecret } from "./Mint.ts"
 import { writeFileAtomic } from "./SettingsStore.ts"
 
-export const CoreRpcs = HelloRpcs.merge(HostRpcs, AgentRpcs)
+export const CoreRpcs = HelloRpcs.merge(HostRpcs, DesktopRpcs, AgentRpcs)
 
 const HelloHandlers = HelloRpcs.toLayer(
   Effect.gen(function* () {
@@ -91,7 +93,7 @@ const Announce = Layer.effectDiscard(
     const paths = yield* CorePaths
     const config = yield* CoreConfig
     const fs = yield* FileSystem.FileSystem
-    const { launchSecret } = yield* CoreSecret
+    const { launchSecret, startedAt } = yield* CoreSecret
     if (!isPipe(paths.socketPath)) {
       yield* fs.chmod(paths.socketPath, 0o600).pipe(Effect.mapError(cannot("restrict", paths.socketPath)))
     }
@@ -101,7 +103,7 @@ const Announce = Layer.effectDiscard(
       pid: process.pid,
       socketPath: paths.socketPath,
       launchSecret,
-      startedAt: yield* Clock.currentTimeMillis
+      startedAt
     }
     yield* Effect.acquireRelease(
       writeFileAtomic(fs, paths.runtimeFile, `${JSON.stringify(info)}\n`, 0o600).pipe(
@@ -112,11 +114,25 @@ const Announce = Layer.effectDiscard(
   })
 )
 
-export const CoreSecretLive = Layer.sync(CoreSecret, () => ({ launchSecret: mintLaunchSecret() }))
+export const CoreSecretLive = Layer.effect(
+  CoreSecret,
+  Effect.map(Clock.currentTimeMillis, (startedAt) => ({ launchSecret: mintLaunchSecret(), startedAt }))
+)
 
-/** The server, given the services it exposes (Sessions, ToolRouter, Providers, SettingsStore) and a CoreSecret. */
+/**
+ * The server, given the services it exposes (Sessions, SessionEvents, ToolRouter, Providers, ProviderChoice,
+ * SettingsStore, OllamaProbe, AssetAccess) and a CoreSecret.
+ */
 export const CoreServerLayer = Layer.mergeAll(RpcServer.layer(CoreRpcs, { concurrency: "unbounded" }), Announce).pipe(
-  Layer.provide([HelloHandlers, HostHandlers, AgentHandlers, HostAuthLive, AgentAuthLive]),
+  Layer.provide([
+    HelloHandlers,
+    HostHandlers,
+    DesktopHandlers,
+    AgentHandlers,
+    HostAuthLive,
+    DesktopAuthLive,
+    AgentAuthLive
+  ]),
   Layer.provide(RpcServer.layerProtocolSocketServer),
   Layer.provide(layerNdjson),
   Layer.provide(SocketServerLive)

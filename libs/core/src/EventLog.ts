@@ -208,6 +208,8 @@ export class EventLog extends Context.Service<
     readonly readAfter: (sessionId: SessionId, afterSeq: number) => Effect.Effect<ReadonlyArray<SessionEvent>>
     /** `readAfter` with what was left out. */
     readonly scan: (sessionId: SessionId, afterSeq: number) => Effect.Effect<LogScan>
+    /** Whether the session has a log (it may be empty). */
+    readonly exists: (sessionId: SessionId) => Effect.Effect<boolean>
     /** Closes the session's handle; a later append opens it again. */
     readonly close: (sessionId: SessionId) => Effect.Effect<void>
     /** Deletes the session's log. Idempotent. */
@@ -229,6 +231,7 @@ export class EventLog extends Context.Service<
         append: (event) => append(logs, event),
         readAfter: (sessionId, afterSeq) => readAfter(logs, sessionId, afterSeq),
         scan: (sessionId, afterSeq) => scan(logs, sessionId, afterSeq),
+        exists: (sessionId) => logs.fs.exists(fileOf(logs, sessionId)).pipe(Effect.orElseSucceed(() => false)),
         close: (sessionId) => close(logs, sessionId),
         remove: (sessionId) => remove(logs, sessionId),
         prune: (options) => prune(logs, options)

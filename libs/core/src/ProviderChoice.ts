@@ -1,12 +1,16 @@
 /**
  * ProviderChoice — which provider, model and effort profile a new session runs with: the request first, then the
  * settings' defaults (a level the settings leave out runs the adapter's default profile), checked against what the
- * provider's adapter allows and what is installed. Snapshotting the result into the session is SessionSetup's;
- * later settings edits never reach a live session.
+ * provider's adapter allows and what is installed. The same allow-list rule answers the user's questions about
+ * profiles (the desktop role's describe, check and settings writes). Snapshotting the result into the session is
+ * Sessions/Open's; later settings edits never reach a live session.
  */
+
+import type { EffortDescription, EffortPreview } from "@pedelec/contracts/node/DesktopRole"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { EffortLevel, EffortProfile, ProviderCode } from "@pedelec/contracts/Provider"
+import { EFFORT_LEVELS, type EffortLevel, type EffortProfile, type ProviderCode } from "@pedelec/contracts/Provider"
 import type { CreateSessionInput } from "@pedelec/contracts/Session"
+import type { Settings } from "@pedelec/contracts/Settings"
 import type { ProviderAdapter } from "@pedelec/providers/Provider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -40,9 +44,62 @@ const checkEffort = (adapter: ProviderAdapter, effortLevel: string, profile: Eff
     }
   })
 
+/** The allow-list as text a user can read (each pattern's source) and what each level runs by default. */
+const describeAdapter = (adapter: ProviderAdapter): EffortDescription => ({
+  provider: adapter.code,
+  name: adapter.name,
+  effort: adapter.effort,
+  allowList: {
+    argv: adapter.effortAllowList.argv.map((pattern) => pattern.source),
+    env: [...adapter.effortAllowList.env]
+  },
+  defaults: adapter.defaultEffort
+})
+
+/** Plain tokens as they are; anything a shell would read differently in single quotes. */
+const shellQuote = (token: string) => (/^[\w@%+=:,./-]+$/.test(token) ? token : `'${token.replaceAll("'", "'\\''")}'`)
+
+const preview = (adapter: ProviderAdapter, level: EffortLevel, profile: EffortProfile): EffortPreview => ({
+  provider: adapter.code,
+  level,
+  profile,
+  commandLine: [...(profile.model === undefined ? [] : ["--model", profile.model]), ...profile.argv]
+    .map(shellQuote)
+    .join(" "),
+  env: Object.entries(profile.env).map(([name, value]) => `${name}=${value}`)
+})
+
+/** Every stored profile of a provider Core can run passes its allow-list; profiles of others are kept as they are. */
+const checkProfiles = (adapters: ReadonlyArray<ProviderAdapter>, settings: Settings) =>
+  Effect.forEach(
+    adapters,
+    (adapter) =>
+      Effect.forEach(
+        EFFORT_LEVELS,
+        (level) => {
+          const profile = settings.effortProfiles[adapter.code]?.[level]
+          return profile === undefined ? Effect.void : checkEffort(adapter, level, profile)
+        },
+        { discard: true }
+      ),
+    { discard: true }
+  )
+
 export class ProviderChoice extends Context.Service<
   ProviderChoice,
-  { readonly resolve: (input: CreateSessionInput) => Effect.Effect<Choice, PedelecError> }
+  {
+    readonly resolve: (input: CreateSessionInput) => Effect.Effect<Choice, PedelecError>
+    /** Per provider Core can run: its effort knob, allow-list and default profiles. */
+    readonly describe: ReadonlyArray<EffortDescription>
+    /** One profile against the provider's allow-list: the preview, or `EFFORT_LEVEL_INVALID` with the reason. */
+    readonly check: (
+      provider: ProviderCode,
+      level: EffortLevel,
+      profile: EffortProfile
+    ) => Effect.Effect<EffortPreview, PedelecError>
+    /** Settings about to be stored: each effort profile passes its adapter's allow-list. */
+    readonly checkSettings: (settings: Settings) => Effect.Effect<void, PedelecError>
+  }
 >()("pedelec/core/ProviderChoice") {
   static readonly layer = Layer.effect(
     ProviderChoice,
@@ -72,7 +129,24 @@ export class ProviderChoice extends Context.Service<
         return { adapter, effortLevel, profile, model, fullAccessOrigins: current.fullAccessOrigins } satisfies Choice
       })
 
-      return ProviderChoice.of({ resolve })
+      const check = Effect.fn("ProviderChoice.check")(function* (
+        provider: ProviderCode,
+        level: EffortLevel,
+        profile: EffortProfile
+      ) {
+        const adapter = yield* providers.adapter(provider)
+        yield* checkEffort(adapter, level, profile)
+        return preview(adapter, level, profile)
+      })
+
+      return ProviderChoice.of({
+        resolve,
+        describe: providers.adapters.map(describeAdapter),
+        check,
+        checkSettings: Effect.fn("ProviderChoice.checkSettings")((settings: Settings) =>
+          checkProfiles(providers.adapters, settings)
+        )
+      })
     })
   )
 }

@@ -67,6 +67,8 @@ export class Providers extends Context.Service<
     /** Detection of one provider, cached. */
     readonly info: (code: ProviderCode) => Effect.Effect<ProviderInfo, PedelecError>
     readonly list: (rescan: boolean) => Effect.Effect<ReadonlyArray<ProviderInfo>>
+    /** The adapters Core can run, in listing order (no detection). */
+    readonly adapters: ReadonlyArray<ProviderAdapter>
   }
 >()("pedelec/core/Providers") {
   /** A registry over the given adapters (tests pass their own). */
@@ -102,7 +104,7 @@ export class Providers extends Context.Service<
 
         // Scanned at start, in the background, so the first listProviders() or createSession() finds it done.
         yield* Effect.forkScoped(list(true))
-        return Providers.of({ adapter, info, list })
+        return Providers.of({ adapter, info, list, adapters: usable })
       })
     )
 

@@ -2,7 +2,9 @@
  * SessionEvents — the per-session event stream: gives each event the session's next `seq`, keeps a bounded replay
  * buffer, appends to the durable log, and fans events out to subscribers. A subscriber asking for events after a
  * `seq` gets exactly the missing ones (buffer, then log), then live ones, never a duplicate; past both it gets
- * `EVENT_REPLAY_GAP`. It does not decide what happens in a session (Sessions) or who may subscribe (the IPC roles).
+ * `EVENT_REPLAY_GAP`. Beside each session's stream, one all-sessions stream for onlookers (the desktop role): every
+ * event of every session and each session that goes live, holding nothing of any session. It does not decide what
+ * happens in a session (Sessions) or who may subscribe (the IPC roles).
  */
 
 import type { SessionEvent } from "@pedelec/contracts/Events"
@@ -13,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { EventLog } from "./EventLog.ts"
@@ -34,10 +37,16 @@ interface Channel {
   readonly lock: Semaphore.Semaphore
 }
 
-/** What every step works with: the durable log, and the channel of each open session. */
+/** What the all-sessions stream carries: an event as it is published, or a session that just went live. */
+export type Notice =
+  | { readonly kind: "event"; readonly event: SessionEvent }
+  | { readonly kind: "opened"; readonly sessionId: SessionId }
+
+/** What every step works with: the durable log, the channel of each open session, and the all-sessions stream. */
 interface Channels {
   readonly log: EventLog["Service"]
   readonly bySession: Map<SessionId, Channel>
+  readonly all: PubSub.PubSub<Notice>
 }
 
 const channelOf = (channels: Channels, sessionId: SessionId) =>
@@ -70,6 +79,7 @@ const publish = Effect.fn("SessionEvents.publish")(function* (
       channel.buffer.push(event)
       if (channel.buffer.length > REPLAY_BUFFER_SIZE) channel.buffer.shift()
       yield* PubSub.publish(channel.pubsub, event)
+      yield* PubSub.publish(channels.all, { kind: "event", event })
       return event
     })
   )
@@ -114,6 +124,21 @@ const subscribe = (
     })
   )
 
+/** Up to `limit` logged events after `afterSeq`; a session neither open nor logged is `SESSION_NOT_FOUND`. */
+const history = Effect.fn("SessionEvents.history")(function* (
+  channels: Channels,
+  sessionId: SessionId,
+  afterSeq: number,
+  limit: number
+) {
+  const logged = yield* channels.log.readAfter(sessionId, afterSeq)
+  const known = logged.length > 0 || channels.bySession.has(sessionId) || (yield* channels.log.exists(sessionId))
+  if (!known) {
+    return yield* Effect.fail(PedelecError.fromCode("SESSION_NOT_FOUND", "core", { details: { sessionId } }))
+  }
+  return { events: logged.slice(0, limit), more: logged.length > limit }
+})
+
 const lastSeq = Effect.fn("SessionEvents.lastSeq")(function* (channels: Channels, sessionId: SessionId) {
   return (yield* channelOf(channels, sessionId)).seq
 })
@@ -136,18 +161,34 @@ export class SessionEvents extends Context.Service<
     readonly lastSeq: (sessionId: SessionId) => Effect.Effect<number, PedelecError>
     /** Forgets a session's in-memory stream; its log stays readable. */
     readonly close: (sessionId: SessionId) => Effect.Effect<void>
+    /** Tells onlookers a session went live (Sessions, once the session can be looked up). */
+    readonly announce: (sessionId: SessionId) => Effect.Effect<void>
+    /** Every session's notices from now on, in publish order; holds no session's lease. Subscribed when run. */
+    readonly watchAll: Effect.Effect<Stream.Stream<Notice>, never, Scope.Scope>
+    /** When the session's last buffered event was published, if it has one since this Core started. */
+    readonly lastEventAt: (sessionId: SessionId) => number | undefined
+    /** From the durable log alone, so also for ended sessions; `more` when events past `limit` remain. */
+    readonly history: (
+      sessionId: SessionId,
+      afterSeq: number,
+      limit: number
+    ) => Effect.Effect<{ readonly events: ReadonlyArray<SessionEvent>; readonly more: boolean }, PedelecError>
   }
 >()("pedelec/core/SessionEvents") {
   static readonly layer = Layer.effect(
     SessionEvents,
     Effect.gen(function* () {
-      const channels: Channels = { log: yield* EventLog, bySession: new Map() }
+      const channels: Channels = { log: yield* EventLog, bySession: new Map(), all: yield* PubSub.unbounded<Notice>() }
       return SessionEvents.of({
         open: (sessionId, lastSeq) => open(channels, sessionId, lastSeq),
         publish: (sessionId, body) => publish(channels, sessionId, body),
         subscribe: (sessionId, afterSeq) => subscribe(channels, sessionId, afterSeq),
         lastSeq: (sessionId) => lastSeq(channels, sessionId),
-        close: (sessionId) => close(channels, sessionId)
+        close: (sessionId) => close(channels, sessionId),
+        announce: (sessionId) => PubSub.publish(channels.all, { kind: "opened", sessionId }).pipe(Effect.asVoid),
+        watchAll: Effect.map(PubSub.subscribe(channels.all), Stream.fromSubscription),
+        lastEventAt: (sessionId) => channels.bySession.get(sessionId)?.buffer.at(-1)?.at,
+        history: (sessionId, afterSeq, limit) => history(channels, sessionId, afterSeq, limit)
       })
     })
   )

@@ -24,6 +24,9 @@ import { newRecord } from "./Sessions/Open.ts"
 import { cancelTurn, startTurn } from "./Sessions/Turns.ts"
 import { ToolRouter } from "./ToolRouter.ts"
 
+/** A live session as the user sees it: what its page sees, and when it last did something. */
+export type SessionOverview = SessionInfo & { readonly lastActivityAt: number }
+
 export class Sessions extends Context.Service<
   Sessions,
   {
@@ -46,6 +49,10 @@ export class Sessions extends Context.Service<
     readonly end: (origin: Origin, sessionId: SessionId) => Effect.Effect<void, PedelecError>
     readonly list: (origin: Origin | undefined) => Effect.Effect<ReadonlyArray<SessionInfo>>
     readonly revokeOrigin: (origin: Origin) => Effect.Effect<{ ended: number }>
+    /** The user's view (desktop role): live sessions of every origin, or the one named, with their last activity. */
+    readonly overview: (sessionId?: SessionId) => Effect.Effect<ReadonlyArray<SessionOverview>>
+    /** The user ends any origin's live session, as its owner would; not live is `SESSION_NOT_FOUND`. */
+    readonly endById: (sessionId: SessionId) => Effect.Effect<void, PedelecError>
     /** The live session a capability opens, if any: the agent role's only way in. */
     readonly byCapability: (capability: string) => SessionId | undefined
     /** The live session of an agent whose capability was checked (CoreAuth); `SESSION_ENDED` once it ends. */
@@ -106,6 +113,27 @@ const make = Effect.gen(function* () {
       )
     )
 
+  const overviewOf = Effect.fnUntraced(function* (session: Session) {
+    const record = yield* Ref.get(session.record)
+    const lastEventAt = events.lastEventAt(session.sessionId) ?? 0
+    const base = yield* withDeps(info(session))
+    return { ...base, lastActivityAt: Math.max(record.createdAt, record.lastActiveAt, lastEventAt) }
+  })
+
+  const overview = Effect.fn("Sessions.overview")(function* (sessionId?: SessionId) {
+    const live = yield* liveOf(undefined)
+    const named = sessionId === undefined ? live : live.filter((session) => session.sessionId === sessionId)
+    return yield* Effect.forEach(named, overviewOf)
+  })
+
+  const endById = Effect.fn("Sessions.endById")(function* (sessionId: SessionId) {
+    const running = index.bySession.get(sessionId)
+    if (running === undefined || (yield* isEnding(running))) {
+      return yield* Effect.fail(sessionError("SESSION_NOT_FOUND", sessionId))
+    }
+    yield* endNow(running, "requested")
+  })
+
   const revokeOrigin = Effect.fn("Sessions.revokeOrigin")(function* (origin: Origin) {
     const owned = yield* liveOf(origin)
     yield* Effect.forEach(owned, (session) => endNow(session, "revoked"), { discard: true })
@@ -132,6 +160,8 @@ const make = Effect.gen(function* () {
     end,
     list: (origin) => Effect.flatMap(liveOf(origin), (owned) => Effect.forEach(owned, (s) => withDeps(info(s)))),
     revokeOrigin,
+    overview,
+    endById,
     byCapability: (capability) => index.byCapability.get(capability as SessionCapability),
     live: (sessionId) =>
       Effect.gen(function* () {

@@ -159,13 +159,20 @@ const getSecrets = Effect.fn("SettingsStore.getSecrets")(function* (home: Home) 
   return yield* readSecrets(home)
 })
 
-const set = Effect.fn("SettingsStore.set")(
-  function* (home: Home, settings: Settings) {
-    const valid = yield* validate(path.basename(home.paths.settingsFile), Settings, settings, noRedaction)
-    // Read secrets first: a broken secrets.json fails the call before anything is written.
-    const secrets = yield* readSecrets(home)
-    yield* write(home, home.paths.settingsFile, valid, SETTINGS_MODE)
-    return publicView(valid, secrets)
+/** Validates and writes a whole settings document; the caller holds the writers' lock. */
+const store = Effect.fnUntraced(function* (home: Home, settings: Settings) {
+  const valid = yield* validate(path.basename(home.paths.settingsFile), Settings, settings, noRedaction)
+  // Read secrets first: a broken secrets.json fails the call before anything is written.
+  const secrets = yield* readSecrets(home)
+  yield* write(home, home.paths.settingsFile, valid, SETTINGS_MODE)
+  return publicView(valid, secrets)
+})
+
+const set = Effect.fn("SettingsStore.set")(store, (effect, home) => home.writes.withPermits(1)(effect))
+
+const update = Effect.fn("SettingsStore.update")(
+  function* (home: Home, change: (current: Settings) => Settings) {
+    return yield* store(home, change(yield* readSettings(home)))
   },
   (effect, home) => home.writes.withPermits(1)(effect)
 )
@@ -192,6 +199,10 @@ export class SettingsStore extends Context.Service<
     /** Core-internal: never put the result in an event, a log line, an error or argv. */
     readonly getSecrets: Effect.Effect<Secrets, PedelecErrorOf<"SETTINGS_INVALID">>
     readonly set: (settings: Settings) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
+    /** A read-modify-write of settings.json under the writers' lock, so no concurrent write is lost. */
+    readonly update: (
+      change: (current: Settings) => Settings
+    ) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
     /** `null` removes the secret. */
     readonly setSecret: (
       name: SecretName,
@@ -207,6 +218,7 @@ export class SettingsStore extends Context.Service<
         get: get(home),
         getSecrets: getSecrets(home),
         set: (settings) => set(home, settings),
+        update: (change) => update(home, change),
         setSecret: (name, value) => setSecret(home, name, value)
       })
     })

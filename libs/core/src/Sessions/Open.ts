@@ -82,6 +82,8 @@ export const openSession = Effect.fnUntraced(function* (
   const session = yield* makeSession(record, scope).pipe(Scope.provide(scope))
   index.bySession.set(session.sessionId, session)
   index.byCapability.set(session.capability, session.sessionId)
+  // Once it can be looked up: an onlooker that hears of it may ask for its info at once.
+  yield* (yield* SessionEvents).announce(session.sessionId)
   yield* Scope.addFinalizer(
     scope,
     Ref.update(session.ending, (reason): EndReason => reason ?? "disconnected").pipe(Effect.andThen(end(session)))
