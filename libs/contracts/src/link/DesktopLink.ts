@@ -1,0 +1,172 @@
+/**
+ * Desktop renderer ↔ Electron main (the bridge), over Electron IPC or, for the tests and `npm run desktop:preview`,
+ * a token-guarded loopback transport. Plain Schemas, no `effect/rpc`: this module is in the renderer's bundle.
+ * A request is `{method, params}`; a call is answered `{ok:true, result}` or `{ok:false, error}`, a stream pushes
+ * `{kind:"item", item}` until it ends with one `{kind:"end"}` or `{kind:"error", error}`. Each `desktop.*` method is
+ * the Core RPC of the same tag (node/DesktopRole.ts), its params that RPC's payload, so the bridge forwards by
+ * lookup; `app.*` methods main answers itself. Main decodes every request (anything else is INVALID_INPUT and
+ * changes nothing); the renderer decodes every result. The schemas of what the desktop role answers are defined
+ * here, browser-safe; a test keeps them equal to DesktopRole's.
+ */
+import * as Schema from "effect/Schema"
+import { SessionEvent } from "../Events.ts"
+import { Origin, SessionId } from "../Ids.ts"
+import { PedelecErrorWire } from "../PedelecError.ts"
+import { ProtocolVersion } from "../Protocol.ts"
+import { EffortLevel, EffortProfile, EffortSupport, ModelName, ProviderCode, ProviderInfo } from "../Provider.ts"
+import { AbsolutePath, SessionInfo } from "../Session.ts"
+import { HttpUrl, PublicSettings, SecretName, Settings } from "../Settings.ts"
+
+/** Where Electron's preload puts the bridge (`contextBridge.exposeInMainWorld`), shaped as `DesktopPreloadApi`. */
+export const PRELOAD_GLOBAL = "pedelecDesktop"
+
+/** The preload's surface: both take an encoded `DesktopRequest`; the renderer decodes whatever comes back. */
+export interface DesktopPreloadApi {
+  /** Resolves with an encoded `DesktopResponse`; never rejects for a refused call. */
+  readonly call: (request: unknown) => Promise<unknown>
+  /** Calls `onItem` with each encoded `DesktopStreamItem`; the returned function stops the stream. */
+  readonly watch: (request: unknown, onItem: (item: unknown) => void) => () => void
+}
+
+/** Exactly `{}`: `Schema.Struct({})` would accept any non-null value. */
+const Empty = Schema.Record(Schema.String, Schema.Never)
+const Millis = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const SeqOrZero = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const SecretValue = Schema.String.check(Schema.isBetweenLength(1, 4096))
+
+/** What main says about itself (Health/About): the app's release and how this renderer reaches it. */
+export const AppInfo = Schema.Struct({
+  appVersion: Schema.String.check(Schema.isMaxLength(64)),
+  transport: Schema.Literals(["electron", "loopback"]),
+  platform: Schema.String.check(Schema.isMaxLength(32))
+})
+export type AppInfo = typeof AppInfo.Type
+
+export const CoreStatus = Schema.Struct({
+  coreVersion: Schema.String.check(Schema.isMaxLength(64)),
+  protocolVersion: ProtocolVersion,
+  pid: Schema.Int,
+  startedAt: Millis,
+  now: Millis,
+  home: AbsolutePath,
+  socketPath: Schema.String.check(Schema.isBetweenLength(1, 4096)),
+  logsDir: AbsolutePath,
+  liveSessions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+})
+export type CoreStatus = typeof CoreStatus.Type
+
+export const DesktopSession = Schema.Struct({ ...SessionInfo.fields, lastActivityAt: Millis })
+export type DesktopSession = typeof DesktopSession.Type
+
+export const EffortDescription = Schema.Struct({
+  provider: ProviderCode,
+  name: Schema.String.check(Schema.isBetweenLength(1, 64)),
+  effort: EffortSupport,
+  allowList: Schema.Struct({ argv: Schema.Array(Schema.String), env: Schema.Array(Schema.String) }),
+  defaults: Schema.Struct({ low: EffortProfile, medium: EffortProfile, high: EffortProfile })
+})
+export type EffortDescription = typeof EffortDescription.Type
+
+export const EffortPreview = Schema.Struct({
+  provider: ProviderCode,
+  level: EffortLevel,
+  profile: EffortProfile,
+  commandLine: Schema.String,
+  env: Schema.Array(Schema.String)
+})
+export type EffortPreview = typeof EffortPreview.Type
+
+export const OllamaStatus = Schema.Struct({
+  baseUrl: HttpUrl,
+  version: Schema.NullOr(Schema.String.check(Schema.isMaxLength(128))),
+  models: Schema.Array(
+    Schema.Struct({
+      name: ModelName,
+      sizeBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+      modifiedAt: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
+    })
+  )
+})
+export type OllamaStatus = typeof OllamaStatus.Type
+
+export const EventPage = Schema.Struct({ events: Schema.Array(SessionEvent), more: Schema.Boolean })
+export type EventPage = typeof EventPage.Type
+
+export const WatchItem = Schema.Union([
+  Schema.Struct({ kind: Schema.Literal("sessions"), sessions: Schema.Array(DesktopSession) }),
+  Schema.Struct({ kind: Schema.Literal("opened"), session: DesktopSession }),
+  Schema.Struct({ kind: Schema.Literal("event"), event: SessionEvent })
+])
+export type WatchItem = typeof WatchItem.Type
+
+const method = <P extends Schema.Top, R extends Schema.Top>(params: P, result: R) => ({ params, result })
+
+/** Every call, with its params and result; a `desktop.*` method's params are the payload of the RPC of that tag. */
+export const DesktopMethods = {
+  "app.info": method(Empty, AppInfo),
+  "desktop.status": method(Empty, CoreStatus),
+  "desktop.settings.get": method(Empty, PublicSettings),
+  "desktop.settings.set": method(Schema.Struct({ settings: Settings }), PublicSettings),
+  "desktop.settings.set_secret": method(Schema.Struct({ name: SecretName, value: SecretValue }), PublicSettings),
+  "desktop.settings.clear_secret": method(Schema.Struct({ name: SecretName }), PublicSettings),
+  "desktop.providers.list": method(Schema.Struct({ rescan: Schema.Boolean }), Schema.Array(ProviderInfo)),
+  "desktop.effort.describe": method(Empty, Schema.Array(EffortDescription)),
+  "desktop.effort.check": method(
+    Schema.Struct({ provider: ProviderCode, level: EffortLevel, profile: EffortProfile }),
+    EffortPreview
+  ),
+  "desktop.ollama.check": method(
+    Schema.Struct({ baseUrl: Schema.optionalKey(HttpUrl), apiKey: Schema.optionalKey(SecretValue) }),
+    OllamaStatus
+  ),
+  "desktop.session.list": method(Empty, Schema.Array(DesktopSession)),
+  "desktop.session.end": method(Schema.Struct({ sessionId: SessionId }), Empty),
+  "desktop.events.history": method(
+    Schema.Struct({
+      sessionId: SessionId,
+      afterSeq: SeqOrZero,
+      limit: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5_000 }))
+    }),
+    EventPage
+  ),
+  "desktop.origin.full_access": method(Schema.Struct({ origin: Origin, enabled: Schema.Boolean }), PublicSettings)
+} as const
+export type DesktopMethod = keyof typeof DesktopMethods
+export type DesktopParams<M extends DesktopMethod> = (typeof DesktopMethods)[M]["params"]["Type"]
+export type DesktopResult<M extends DesktopMethod> = (typeof DesktopMethods)[M]["result"]["Type"]
+
+/** Every stream, with its params and the items it pushes. */
+export const DesktopStreams = {
+  "desktop.events.watch": method(Empty, WatchItem)
+} as const
+export type DesktopStream = keyof typeof DesktopStreams
+export type DesktopStreamValue<S extends DesktopStream> = (typeof DesktopStreams)[S]["result"]["Type"]
+
+export const DesktopRequest = Schema.Struct({
+  method: Schema.Literals(Object.keys(DesktopMethods) as Array<DesktopMethod>),
+  params: Schema.Unknown
+})
+export const DesktopStreamRequest = Schema.Struct({
+  method: Schema.Literals(Object.keys(DesktopStreams) as Array<DesktopStream>),
+  params: Schema.Unknown
+})
+
+export const DesktopResponse = Schema.Union([
+  Schema.Struct({ ok: Schema.Literal(true), result: Schema.Unknown }),
+  Schema.Struct({ ok: Schema.Literal(false), error: PedelecErrorWire })
+])
+export type DesktopResponse = typeof DesktopResponse.Type
+
+export const DesktopStreamItem = Schema.Union([
+  Schema.Struct({ kind: Schema.Literal("item"), item: Schema.Unknown }),
+  Schema.Struct({ kind: Schema.Literal("end") }),
+  Schema.Struct({ kind: Schema.Literal("error"), error: PedelecErrorWire })
+])
+export type DesktopStreamItem = typeof DesktopStreamItem.Type
+
+/**
+ * The loopback transport (tests, preview): POST `/call` with a `DesktopRequest` body, POST `/watch` answered with
+ * NDJSON `DesktopStreamItem`s, both carrying the per-run token in this header; the renderer reads the token from its
+ * URL's fragment (`#token=…`), which no request sends.
+ */
+export const LOOPBACK = { tokenHeader: "x-pedelec-desktop-token", call: "/call", watch: "/watch" } as const
