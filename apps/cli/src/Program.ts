@@ -1,5 +1,5 @@
 /**
- * Program — the user commands, loaded lazily by main: gives settings and providers the host-role Core link (none
+ * Program — the user commands, loaded lazily by main: gives settings and providers the desktop-role Core link (none
  * for the native-host registration commands), turns every failure into its line (Output) and runs it with
  * NodeRuntime. The agent commands (tool-*) never come here: `Agent` runs them without effect.
  */
@@ -13,19 +13,19 @@ import { installNativeHost, uninstallNativeHost } from "./commands/nativeHost.ts
 import { providers } from "./commands/providers.ts"
 import { settingsGet, settingsSet } from "./commands/settings.ts"
 import { EXIT, emit, failed, type Outcome, toolError } from "./Output.ts"
-import { HostCore } from "./ToCore.ts"
+import { UserCore } from "./ToCore.ts"
 
 type Command = Exclude<AnyCommand, { readonly threadId: string }>
 
 const dispatch = (command: Command, version: string): Effect.Effect<Outcome, CliFailure> => {
-  const host = HostCore.layer({ version })
+  const core = UserCore.layer({ version })
   switch (command._tag) {
     case "SettingsGet":
-      return settingsGet(command.json).pipe(Effect.provide(host))
+      return settingsGet(command.json).pipe(Effect.provide(core))
     case "SettingsSet":
-      return settingsSet(command.key, command.value, command.json).pipe(Effect.provide(host))
+      return settingsSet(command.key, command.value, command.json).pipe(Effect.provide(core))
     case "Providers":
-      return providers(command.rescan, command.json).pipe(Effect.provide(host))
+      return providers(command.rescan, command.json).pipe(Effect.provide(core))
     case "InstallNativeHost":
       return installNativeHost(command)
     case "UninstallNativeHost":

@@ -1,7 +1,7 @@
 /**
- * ToCore — pedelec-cli's effect/rpc link to Core for the host commands (settings, providers): reads `run/core.json`
- * (core-client's RuntimeFile), connects as the host role (core-client's CoreClient: NDJSON on the socket,
- * `core.hello`, the launch secret on every request) and maps every way of not reaching Core to a CliFailure in
+ * ToCore — pedelec-cli's effect/rpc link to Core for the user commands (settings, providers): reads `run/core.json`
+ * (core-client's RuntimeFile), connects as the desktop role, the user's own (core-client's CoreClient: NDJSON on
+ * the socket, `core.hello`, the launch secret on every request) and maps every way of not reaching Core to a CliFailure in
  * Reach's words. The agent commands use AgentWire instead.
  */
 
@@ -9,7 +9,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import type { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import type { PublicSettings, SecretName, Settings } from "@pedelec/contracts/Settings"
-import { connectHost } from "@pedelec/core-client/CoreClient"
+import { connectDesktop } from "@pedelec/core-client/CoreClient"
 import { type CorePathsShape, resolveCorePaths } from "@pedelec/core-client/HomeLayout"
 import { readRuntimeInfo } from "@pedelec/core-client/RuntimeFile"
 import * as Context from "effect/Context"
@@ -58,7 +58,7 @@ const runtimeRefusal =
     return new CliFailure(refusal())
   }
 
-/** Reads `run/core.json` and decodes all of it: the host role proves its launch secret. */
+/** Reads `run/core.json` and decodes all of it: the desktop role proves its launch secret. */
 const runtimeInfo = (paths: CorePathsShape) =>
   readRuntimeInfo(paths.runtimeFile, "cli").pipe(
     Effect.mapError(runtimeRefusal(paths.runtimeFile)),
@@ -96,24 +96,24 @@ export const connectFailure = (error: RpcClientError | HelloTimeout, at: Endpoin
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Host role
+// Desktop role
 
-export interface HostCoreShape {
+export interface UserCoreShape {
   readonly settings: Effect.Effect<PublicSettings, CliFailure>
   readonly setSettings: (settings: Settings) => Effect.Effect<PublicSettings, CliFailure>
   readonly setSecret: (name: SecretName, value: string | null) => Effect.Effect<PublicSettings, CliFailure>
   readonly providers: (rescan: boolean) => Effect.Effect<ReadonlyArray<ProviderInfo>, CliFailure>
 }
 
-export class HostCore extends Context.Service<HostCore, HostCoreShape>()("pedelec/cli/HostCore") {
-  /** Proves the host role with core.json's per-launch secret, as the native host does. */
-  static readonly layer = (options: Link): Layer.Layer<HostCore, CliFailure> =>
+export class UserCore extends Context.Service<UserCore, UserCoreShape>()("pedelec/cli/UserCore") {
+  /** Proves the desktop role with core.json's per-launch secret, as the desktop app does. */
+  static readonly layer = (options: Link): Layer.Layer<UserCore, CliFailure> =>
     Layer.effect(
-      HostCore,
+      UserCore,
       Effect.gen(function* () {
         const info = yield* runtimeInfo(options.paths ?? resolveCorePaths())
         const failure = toFailure(info)
-        const client = yield* connectHost(info, {
+        const client = yield* connectDesktop(info, {
           component: "cli",
           version: options.version,
           openTimeout: Duration.millis(OPEN_TIMEOUT_MS)
@@ -124,11 +124,15 @@ export class HostCore extends Context.Service<HostCore, HostCoreShape>()("pedele
           }),
           Effect.mapError(failure)
         )
-        return HostCore.of({
-          settings: client["settings.get"]().pipe(Effect.mapError(failure)),
-          setSettings: (settings) => client["settings.set"]({ settings }).pipe(Effect.mapError(failure)),
-          setSecret: (name, value) => client["settings.set_secret"]({ name, value }).pipe(Effect.mapError(failure)),
-          providers: (rescan) => client["providers.list"]({ rescan }).pipe(Effect.mapError(failure))
+        return UserCore.of({
+          settings: client["desktop.settings.get"]().pipe(Effect.mapError(failure)),
+          setSettings: (settings) => client["desktop.settings.set"]({ settings }).pipe(Effect.mapError(failure)),
+          setSecret: (name, value) =>
+            (value === null
+              ? client["desktop.settings.clear_secret"]({ name })
+              : client["desktop.settings.set_secret"]({ name, value })
+            ).pipe(Effect.mapError(failure)),
+          providers: (rescan) => client["desktop.providers.list"]({ rescan }).pipe(Effect.mapError(failure))
         })
       })
     )

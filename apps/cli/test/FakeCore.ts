@@ -1,7 +1,7 @@
 /**
  * FakeCore — a stand-in for the real Core in the CLI's tests: an effect/rpc server on a real Unix socket (NDJSON)
- * serving `core.hello`, the agent role (capability checked by an `AgentAuth` server middleware) and the host role's
- * settings and providers (launch secret checked by `HostAuth`), with canned tools. It writes `run/core.json` (0600)
+ * serving `core.hello`, the agent role (capability checked by an `AgentAuth` server middleware) and the desktop
+ * role's settings and providers (launch secret checked by `DesktopAuth`), with canned tools. It writes `run/core.json` (0600)
  * into a temp PEDELEC_HOME and records what the CLI sent, so tests can assert what reached Core.
  */
 
@@ -12,18 +12,12 @@ import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import type { LaunchSecret, SessionCapability, SessionId } from "@pedelec/contracts/Ids"
 import { AgentAuth, AgentCaller, AgentRpcs, type ToolSpec } from "@pedelec/contracts/node/AgentLink"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
-import {
-  AUTH_HEADERS,
-  type CoreRuntimeInfo,
-  HelloRpcs,
-  HostAuth,
-  HostCaller,
-  HostRpcs
-} from "@pedelec/contracts/node/CoreLink"
+import { AUTH_HEADERS, type CoreRuntimeInfo, HelloRpcs } from "@pedelec/contracts/node/CoreLink"
+import { DesktopAuth, DesktopCaller, DesktopRpcs } from "@pedelec/contracts/node/DesktopRole"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
-import { DEFAULT_SETTINGS, type PublicSettings } from "@pedelec/contracts/Settings"
+import { DEFAULT_SETTINGS, type PublicSettings, type SecretName } from "@pedelec/contracts/Settings"
 import { pathsForHome } from "@pedelec/core-client/HomeLayout"
 import { layerNdjson } from "@pedelec/core-client/Ndjson"
 import * as Effect from "effect/Effect"
@@ -32,6 +26,7 @@ import * as Layer from "effect/Layer"
 import * as References from "effect/References"
 import * as RpcServer from "effect/rpc/RpcServer"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 
 export const SESSION_ID = "sess_0123456789abcdefghijKL" as SessionId
 export const CAPABILITY = "cap_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG" as SessionCapability
@@ -115,6 +110,11 @@ const settingsState = (): { current: PublicSettings } => ({
 
 const handlers = (recorded: Recorded, options: FakeCoreOptions) => {
   const state = settingsState()
+  const storeSecret = (name: SecretName, value: string | null) => {
+    recorded.secrets[name] = value
+    state.current = { ...state.current, secretsSet: { ollamaApiKey: value !== null } }
+    return state.current
+  }
   const hello = HelloRpcs.toLayer({
     "core.hello": (input) => {
       recorded.hellos.push({ component: input.component, version: input.version })
@@ -162,43 +162,34 @@ const handlers = (recorded: Recorded, options: FakeCoreOptions) => {
         )
       )
   })
-  const host = HostRpcs.toLayer(
-    HostRpcs.of({
-      "settings.get": () => Effect.succeed(state.current),
-      "settings.set": ({ settings }) =>
+  const desktop = DesktopRpcs.toLayer(
+    DesktopRpcs.of({
+      "desktop.settings.get": () => Effect.succeed(state.current),
+      "desktop.settings.set": ({ settings }) =>
         Effect.sync(() => {
           recorded.settingsSets++
           state.current = { ...settings, secretsSet: state.current.secretsSet }
           return state.current
         }),
-      "settings.set_secret": ({ name, value }) =>
-        Effect.sync(() => {
-          recorded.secrets[name] = value
-          state.current = { ...state.current, secretsSet: { ollamaApiKey: value !== null } }
-          return state.current
-        }),
-      "providers.list": ({ rescan }) =>
+      "desktop.settings.set_secret": ({ name, value }) => Effect.sync(() => storeSecret(name, value)),
+      "desktop.settings.clear_secret": ({ name }) => Effect.sync(() => storeSecret(name, null)),
+      "desktop.providers.list": ({ rescan }) =>
         Effect.sync(() => {
           recorded.rescans.push(rescan)
           return PROVIDERS
         }),
-      "session.create": () => Effect.die("not in the fake"),
-      "session.resume": () => Effect.die("not in the fake"),
-      "session.subscribe": () => Effect.die("not in the fake"),
-      "session.prepare": () => Effect.die("not in the fake"),
-      "session.send_text": () => Effect.die("not in the fake"),
-      "session.cancel": () => Effect.die("not in the fake"),
-      "session.end": () => Effect.die("not in the fake"),
-      "session.list": () => Effect.die("not in the fake"),
-      "origin.revoke": () => Effect.die("not in the fake"),
-      "tool.submit_result": () => Effect.die("not in the fake"),
-      "tool.progress": () => Effect.die("not in the fake"),
-      "asset.upload_ticket": () => Effect.die("not in the fake"),
-      "asset.download_ticket": () => Effect.die("not in the fake"),
-      "asset.list": () => Effect.die("not in the fake")
+      "desktop.status": () => Effect.die("not in the fake"),
+      "desktop.effort.describe": () => Effect.die("not in the fake"),
+      "desktop.effort.check": () => Effect.die("not in the fake"),
+      "desktop.ollama.check": () => Effect.die("not in the fake"),
+      "desktop.session.list": () => Effect.die("not in the fake"),
+      "desktop.session.end": () => Effect.die("not in the fake"),
+      "desktop.events.history": () => Effect.die("not in the fake"),
+      "desktop.events.watch": () => Stream.die("not in the fake"),
+      "desktop.origin.full_access": () => Effect.die("not in the fake")
     })
   )
-  return Layer.mergeAll(hello, agent, host)
+  return Layer.mergeAll(hello, agent, desktop)
 }
 
 const callTool = (name: string, args: unknown, recorded: Recorded): Effect.Effect<CliOutput, PedelecError> => {
@@ -235,9 +226,9 @@ const AgentAuthLive = Layer.succeed(AgentAuth)((effect, { headers }) =>
     : Effect.fail(core("UNAUTHORIZED"))
 )
 
-const HostAuthLive = Layer.succeed(HostAuth)((effect, { headers }) =>
+const DesktopAuthLive = Layer.succeed(DesktopAuth)((effect, { headers }) =>
   header(headers, AUTH_HEADERS.launchSecret) === LAUNCH_SECRET
-    ? Effect.provideService(effect, HostCaller, { pid: undefined })
+    ? Effect.provideService(effect, DesktopCaller, { role: "desktop" })
     : Effect.fail(core("UNAUTHORIZED"))
 )
 
@@ -278,8 +269,8 @@ export const startFakeCore = async (options: FakeCoreOptions = {}): Promise<Fake
   const runtime = runtimeInfo(socketPath)
   writeRuntime(home, runtime)
   const recorded: Recorded = { hellos: [], calls: [], interrupted: [], settingsSets: 0, secrets: {}, rescans: [] }
-  const server = RpcServer.layer(HelloRpcs.merge(AgentRpcs, HostRpcs)).pipe(
-    Layer.provide([handlers(recorded, options), AgentAuthLive, HostAuthLive]),
+  const server = RpcServer.layer(HelloRpcs.merge(AgentRpcs, DesktopRpcs)).pipe(
+    Layer.provide([handlers(recorded, options), AgentAuthLive, DesktopAuthLive]),
     Layer.provide(RpcServer.layerProtocolSocketServer),
     Layer.provide(layerNdjson),
     Layer.provide(NodeSocketServer.layer({ path: socketPath })),

@@ -13,7 +13,7 @@ import path from "node:path"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
-import type { HostClient } from "@pedelec/core-client/CoreClient"
+import type { DesktopClient } from "@pedelec/core-client/CoreClient"
 import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import { mainRequests, userTextsOf } from "@pedelec/test-kit/model-server/RequestLog"
 import * as Effect from "effect/Effect"
@@ -21,6 +21,7 @@ import type * as Scope from "effect/Scope"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   completionOf,
+  desktopClient,
   hostClient,
   isStatus,
   isType,
@@ -59,8 +60,8 @@ export interface LiveProvider {
   readonly checksSignIn: boolean
   /** The code a refused key gives; PROVIDER_AUTH_REQUIRED unless the provider has its own. */
   readonly signInCode?: ErrorCode
-  /** Settings the provider needs in Core (e.g. Ollama's address and key), made through the host link. */
-  readonly configure?: (client: HostClient, server: ModelServer) => Effect.Effect<void, unknown>
+  /** Settings the provider needs in Core (e.g. Ollama's address and key), made as the user does (desktop role). */
+  readonly configure?: (client: DesktopClient, server: ModelServer) => Effect.Effect<void, unknown>
   /**
    * How the script asks for a page tool call; by default a shell command running pedelec-cli. An agent with the page
    * tools as functions (pedelec-agent) calls them directly, so no pedelec-cli process exists during the call.
@@ -100,7 +101,7 @@ export const describeLiveProvider = (provider: LiveProvider) =>
       core = await startCore({ env: { PATH: [...bins, process.env.PATH ?? ""].join(path.delimiter), ...env } })
       const configure = provider.configure
       if (configure !== undefined)
-        await live(Effect.flatMap(hostClient(core.info), (client) => configure(client, server)))
+        await live(Effect.flatMap(desktopClient(core.info), (client) => configure(client, server)))
     })
 
     afterAll(async () => {

@@ -14,10 +14,10 @@ describeLiveProvider({
   environment: async () => ({}),
   configure: (client, server) =>
     Effect.gen(function* () {
-      yield* client["settings.set"]({
+      yield* client["desktop.settings.set"]({
         settings: { ...DEFAULT_SETTINGS, ollama: { baseUrl: server.url, timeoutMs: 30_000 } }
       })
-      yield* client["settings.set_secret"]({ name: "ollamaApiKey", value: "ollama" })
+      yield* client["desktop.settings.set_secret"]({ name: "ollamaApiKey", value: "ollama" })
     }),
   model: "scripted-model",
   turnTimeoutMs: 30_000,

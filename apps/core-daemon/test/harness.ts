@@ -1,5 +1,5 @@
 // A real headless Core for tests: the built `pedelec-core` in a temp PEDELEC_HOME as a child process, the scripted
-// provider enabled, the built pedelec-cli on the agents' PATH, and RPC clients (host or agent role) over the real
+// provider enabled, the built pedelec-cli on the agents' PATH, and RPC clients (host, desktop or agent role) over the real
 // socket. Also what the suites need to look at real processes: /proc scans, pid checks, running pedelec-cli.
 
 import { spawn } from "node:child_process"
@@ -12,7 +12,7 @@ import type { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
 import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import type { CreateSessionInput } from "@pedelec/contracts/Session"
 import type { ToolOutcome } from "@pedelec/contracts/Tool"
-import { connectAgent, connectHost, type HostClient, type Proof } from "@pedelec/core-client/CoreClient"
+import { connectAgent, connectDesktop, connectHost, type HostClient, type Proof } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
 import { BUILT, type CoreProcess, startCoreProcess } from "@pedelec/test-kit/core/CoreProcess"
 import * as Effect from "effect/Effect"
@@ -95,6 +95,10 @@ const TEST_CLIENT = { version: "test" } as const
  */
 export const hostClient = (info: CoreRuntimeInfo, options: { proof?: Proof; hello?: boolean } = {}) =>
   connectHost(info, { ...TEST_CLIENT, ...options, component: "native-host" })
+
+/** A desktop-role client (what the desktop app and pedelec-cli's user commands are), scoped like hostClient. */
+export const desktopClient = (info: CoreRuntimeInfo, options: { proof?: Proof; hello?: boolean } = {}) =>
+  connectDesktop(info, { ...TEST_CLIENT, ...options, component: "cli" })
 
 /** An agent-role client (what pedelec-cli is), proving the given capability. */
 export const agentClient = (info: CoreRuntimeInfo, proof: Proof) =>

@@ -9,12 +9,12 @@ import type { AddressInfo } from "node:net"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
-import type { HostClient } from "@pedelec/core-client/CoreClient"
 import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll } from "vitest"
 import {
   coreForFile,
+  desktopClient,
   failureCode,
   hostClient,
   ORIGIN,
@@ -32,16 +32,22 @@ beforeAll(async () => {
 })
 afterAll(() => server.close())
 
-const configure = (client: HostClient, baseUrl: string, apiKey: string | null = "ollama") =>
+/** As the user does it: through the desktop role (the host role cannot change settings). */
+const configure = (baseUrl: string, apiKey: string | null = "ollama") =>
   Effect.gen(function* () {
-    yield* client["settings.set"]({ settings: { ...DEFAULT_SETTINGS, ollama: { baseUrl, timeoutMs: 10_000 } } })
-    yield* client["settings.set_secret"]({ name: "ollamaApiKey", value: apiKey })
+    const desktop = yield* desktopClient(core.info)
+    yield* desktop["desktop.settings.set"]({
+      settings: { ...DEFAULT_SETTINGS, ollama: { baseUrl, timeoutMs: 10_000 } }
+    })
+    yield* apiKey === null
+      ? desktop["desktop.settings.clear_secret"]({ name: "ollamaApiKey" })
+      : desktop["desktop.settings.set_secret"]({ name: "ollamaApiKey", value: apiKey })
   })
 
 const ollamaSession = (model = "scripted-model", baseUrl = server.url) =>
   Effect.gen(function* () {
     const client = yield* hostClient(core.info)
-    yield* configure(client, baseUrl)
+    yield* configure(baseUrl)
     const opened = yield* openSession(client, { provider: "ollama", model })
     const turn = (text: string) =>
       runTurnAnswering(client, opened.events, opened.sessionId, text, () => ({ ok: true, result: "page" }))
@@ -97,7 +103,7 @@ describe("ollama through pedelec-agent and a real Core", () => {
         (started) => Effect.promise(() => stopCore(started).then(() => removeHome(started.home)))
       )
       const client = yield* hostClient(other.info)
-      yield* configure(client, server.url)
+      yield* configure(server.url)
       const { events, sessionId } = yield* openSession(client, { provider: "ollama", model: "scripted-model" })
       const workspace = path.join(other.home, "workspaces", sessionId)
       yield* Effect.promise(() => writeFile(path.join(workspace, "main.ts"), 'console.log("ran")'))
@@ -157,7 +163,7 @@ describe("ollama through pedelec-agent and a real Core", () => {
   it.live("without an API key ollama is unavailable and says how to fix it; setting one is enough, no rescan", () =>
     Effect.gen(function* () {
       const client = yield* hostClient(core.info)
-      yield* configure(client, server.url, null)
+      yield* configure(server.url, null)
       const listed = (yield* client["providers.list"]({ rescan: true })).find((info) => info.code === "ollama")
       assert.isFalse(listed?.available)
       assert.include(listed?.error, "non-empty API key")
@@ -166,7 +172,7 @@ describe("ollama through pedelec-agent and a real Core", () => {
         input: { provider: "ollama", model: "scripted-model" }
       })
       assert.strictEqual(yield* failureCode(create), "PROVIDER_UNAVAILABLE")
-      yield* client["settings.set_secret"]({ name: "ollamaApiKey", value: "ollama" })
+      yield* configure(server.url)
       const created = yield* client["session.create"]({
         origin: ORIGIN,
         input: { provider: "ollama", model: "scripted-model", autoEndOnDisconnect: false }

@@ -1,13 +1,14 @@
 /**
  * CoreClient — a typed effect/rpc client of a running Core, by role: connect to the socket its announcement names
- * (NDJSON, Ndjson.ts), send the role's proof on every request (the launch secret for the host role, a session's
- * capability for the agent role), say `core.hello` and check the welcome's protocol. The connection lives as long
+ * (NDJSON, Ndjson.ts), send the role's proof on every request (the launch secret for the host and desktop roles, a
+ * session's capability for the agent role), say `core.hello` and check the welcome's protocol. The connection lives as long
  * as the caller's scope. Finding the announcement is RuntimeFile's job; starting a Core is FindOrStart's.
  * pedelec-cli's agent commands use their effect-free AgentWire instead, to start fast.
  */
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { AgentAuth, AgentClientRpcs } from "@pedelec/contracts/node/AgentLink"
 import { AUTH_HEADERS, type CoreRuntimeInfo, HostAuth, HostClientRpcs } from "@pedelec/contracts/node/CoreLink"
+import { DesktopAuth, DesktopClientRpcs } from "@pedelec/contracts/node/DesktopRole"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { Component } from "@pedelec/contracts/Protocol"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
@@ -105,6 +106,23 @@ export const connectHost = Effect.fn("CoreClient.connectHost")(function* (
 })
 
 export type HostClient = Effect.Success<ReturnType<typeof connectHost>>
+
+/**
+ * A desktop-role client (the desktop app, pedelec-cli's user commands), connected and greeted, scoped to the caller;
+ * it proves the announcement's launch secret.
+ */
+export const connectDesktop = Effect.fn("CoreClient.connectDesktop")(function* (
+  info: CoreRuntimeInfo,
+  options: ConnectOptions & { readonly proof?: Proof }
+) {
+  const proof = options.proof ?? { launchSecret: info.launchSecret }
+  const context = yield* clientContext(DesktopAuth, info, proof, options)
+  const client = yield* RpcClient.make(DesktopClientRpcs).pipe(Effect.provideContext(context))
+  if (options.hello !== false) yield* greet(client["core.hello"], options)
+  return client
+})
+
+export type DesktopClient = Effect.Success<ReturnType<typeof connectDesktop>>
 
 /** An agent-role client (what pedelec-cli and pedelec-deno are), proving one session's capability. */
 export const connectAgent = Effect.fn("CoreClient.connectAgent")(function* (

@@ -1,5 +1,5 @@
 /**
- * FromHost — Core's side of the host role (native host, pedelec-cli's settings and providers commands): each
+ * FromHost — Core's side of the host role (the native host, pedelec-cli's session commands): each
  * HostRpcs method mapped onto the service that owns it. No logic of its own beyond that mapping.
  */
 import { HostRpcs } from "@pedelec/contracts/node/CoreLink"
@@ -37,8 +37,6 @@ export const HostHandlers = HostRpcs.toLayer(
         sessions.access(origin, sessionId).pipe(Effect.flatMap((session) => tools.progress(session, toolCallId))),
       "providers.list": ({ rescan }) => providers.list(rescan),
       "settings.get": () => settings.get,
-      "settings.set": ({ settings: next }) => settings.set(next),
-      "settings.set_secret": ({ name, value }) => settings.setSecret(name, value),
       "asset.upload_ticket": ({ origin, ...request }) => assets.uploadTicket(origin, request),
       "asset.download_ticket": ({ origin, ...request }) => assets.downloadTicket(origin, request),
       "asset.list": ({ origin, sessionId }) => assets.list(origin, sessionId)

@@ -5,9 +5,10 @@
  * pedelec-agent's start, its /api/show and tool listing, and Core. It does not print (Providers does).
  */
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
+import { connectDesktop } from "@pedelec/core-client/CoreClient"
 import { startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import * as Effect from "effect/Effect"
-import { type BenchCore, hostClient, withCore } from "../BenchCore.ts"
+import { type BenchCore, withCore } from "../BenchCore.ts"
 import { type PedelecTurn, pedelecSession } from "./PedelecTurns.ts"
 
 const MODEL = "scripted-model"
@@ -45,10 +46,11 @@ const directChat = async (baseUrl: string, text: string) => {
 /** Core's settings point the ollama provider at the scripted server, with the API key it expects. */
 const configure = (core: BenchCore, baseUrl: string) =>
   Effect.gen(function* () {
-    const client = yield* hostClient(core.info)
+    // Settings are the user's to change: the desktop role, not the host role.
+    const client = yield* connectDesktop(core.info, { component: "cli", version: "bench" })
     const settings = { ...DEFAULT_SETTINGS, ollama: { baseUrl, timeoutMs: 60_000 } }
-    yield* client["settings.set"]({ settings })
-    yield* client["settings.set_secret"]({ name: "ollamaApiKey", value: "ollama" })
+    yield* client["desktop.settings.set"]({ settings })
+    yield* client["desktop.settings.set_secret"]({ name: "ollamaApiKey", value: "ollama" })
   }).pipe(Effect.scoped, Effect.runPromise)
 
 export const measureOllama = async (

@@ -6,11 +6,11 @@
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import { succeeded, text } from "../Output.ts"
-import { HostCore } from "../ToCore.ts"
+import { UserCore } from "../ToCore.ts"
 
 export const providers = Effect.fn("providers")(function* (rescan: boolean, json: boolean) {
-  const host = yield* HostCore
-  const list = yield* host.providers(rescan)
+  const core = yield* UserCore
+  const list = yield* core.providers(rescan)
   return json ? succeeded(list) : text(table(list))
 })
 

@@ -1,7 +1,7 @@
 /**
  * `pedelec-cli settings get | set <key> <value>`: the user's settings on machines without the desktop app, through
- * Core's host role. `set` edits one dotted key of the current settings and validates the whole with the contracts'
- * `Settings` schema before sending; `ollama.apiKey` goes to `settings.set_secret` instead. The answer is always the
+ * Core's desktop role (the user's own, as the desktop app's). `set` edits one dotted key of the current settings and validates the whole with the contracts'
+ * `Settings` schema before sending; `ollama.apiKey` goes to `desktop.settings.set_secret` instead. The answer is always the
  * `PublicSettings`, which says whether a secret is set and never what it is.
  */
 import { type PublicSettings, type SecretName, Settings } from "@pedelec/contracts/Settings"
@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { CliFailure } from "../CliFailure.ts"
 import { type Outcome, succeeded, text } from "../Output.ts"
-import { HostCore } from "../ToCore.ts"
+import { UserCore } from "../ToCore.ts"
 
 const SECRETS: Readonly<Record<string, SecretName>> = { "ollama.apiKey": "ollamaApiKey" }
 const FIELDS: ReadonlyArray<string> = Object.keys(Settings.fields)
@@ -21,19 +21,19 @@ const shown = (settings: PublicSettings, json: boolean): Outcome =>
   json ? succeeded(settings) : text(JSON.stringify(settings, null, 2))
 
 export const settingsGet = Effect.fn("settingsGet")(function* (json: boolean) {
-  const host = yield* HostCore
-  return shown(yield* host.settings, json)
+  const core = yield* UserCore
+  return shown(yield* core.settings, json)
 })
 
 export const settingsSet = Effect.fn("settingsSet")(function* (key: string, raw: string, json: boolean) {
   const secret = SECRETS[key]
   const input = raw === "-" ? yield* readStdin : raw
-  const host = yield* HostCore
-  if (secret !== undefined) return shown(yield* host.setSecret(secret, yield* secretValue(key, input)), json)
+  const core = yield* UserCore
+  if (secret !== undefined) return shown(yield* core.setSecret(secret, yield* secretValue(key, input)), json)
   const path = yield* keyPath(key)
-  const { secretsSet: _, ...current } = yield* host.settings
+  const { secretsSet: _, ...current } = yield* core.settings
   const next = yield* edited(current, path, key, parseValue(input))
-  return shown(yield* host.setSettings(next), json)
+  return shown(yield* core.setSettings(next), json)
 })
 
 /** JSON when it parses (`8080`, `true`, `null`, `["a"]`), else the text as typed (`codex`, `http://…`). */

@@ -14,7 +14,7 @@ import { PedelecError } from "../PedelecError.ts"
 import { Hello, ProtocolVersion } from "../Protocol.ts"
 import { ProviderInfo } from "../Provider.ts"
 import { CreateSessionInput, SessionInfo, TurnText } from "../Session.ts"
-import { PublicSettings, SecretName, Settings } from "../Settings.ts"
+import { PublicSettings } from "../Settings.ts"
 import { ToolOutcome } from "../Tool.ts"
 
 export { AUTH_HEADERS } from "../Wire.ts"
@@ -123,13 +123,8 @@ export class HostRpcs extends RpcGroup.make(
     success: Schema.Array(ProviderInfo),
     error: PedelecError
   }),
+  /** Read-only for the host role: changing settings is the user's act (DesktopRole), never a site's. */
   Rpc.make("settings.get", { success: PublicSettings, error: PedelecError }),
-  Rpc.make("settings.set", { payload: { settings: Settings }, success: PublicSettings, error: PedelecError }),
-  Rpc.make("settings.set_secret", {
-    payload: { name: SecretName, value: Schema.NullOr(Schema.String.check(Schema.isBetweenLength(1, 4096))) },
-    success: PublicSettings,
-    error: PedelecError
-  }),
   /**
    * A single-use ticket to PUT one file of the origin's session to Core's loopback asset server (SPEC §8). The body
    * must be exactly `bytes` long; a path through a symlink or onto a folder is ASSET_PATH_INVALID.
