@@ -6,7 +6,7 @@
 import { DesktopMethods } from "@pedelec/contracts/link/DesktopLink"
 import { type EffortLevel, ModelName, type ProviderCode } from "@pedelec/contracts/Provider"
 import { HttpUrl, OllamaSettings, type PublicSettings, type Settings } from "@pedelec/contracts/Settings"
-import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
 export interface Draft {
@@ -33,13 +33,8 @@ export const draftOf = (settings: PublicSettings): Draft => ({
 
 /** The schema's own words for why `value` does not decode, or undefined when it does. */
 const problem = (schema: Schema.Top, value: unknown): string | undefined => {
-  const exit = Schema.decodeUnknownExit(schema as Schema.Codec<unknown, unknown>)(value)
-  if (Exit.isSuccess(exit)) return undefined
-  const message =
-    String(exit.cause)
-      .split("\n")
-      .find((line) => line.trim().length > 0) ?? "Invalid value"
-  return message.replace(/^(SchemaError|Error)(\([^)]*\))?:\s*/, "").trim()
+  const result = Schema.decodeUnknownResult(schema as Schema.Codec<unknown, unknown>)(value)
+  return Result.isSuccess(result) ? undefined : result.failure.message
 }
 
 const SecretValue = DesktopMethods["desktop.settings.set_secret"].params.fields.value
@@ -58,7 +53,9 @@ export const check = (draft: Draft): FieldErrors => {
   }
   add("ollama-url", problem(HttpUrl, draft.baseUrl.trim()))
   const timeout = draft.timeoutSeconds.trim()
-  add("ollama-timeout", timeout.length === 0 ? "Expected a number of seconds" : problem(TimeoutMs, timeoutMsOf(draft)))
+  // The schema counts milliseconds; the field shows seconds, so its failure is said in seconds.
+  const badTimeout = timeout.length === 0 || problem(TimeoutMs, timeoutMsOf(draft)) !== undefined
+  add("ollama-timeout", badTimeout ? "Expected a whole number of seconds between 1 and 3600" : undefined)
   if (draft.ollamaModel.length > 0) add("ollama-model", problem(ModelName, draft.ollamaModel))
   if (draft.apiKey.length > 0) add("ollama-key", problem(SecretValue, draft.apiKey))
   return errors

@@ -6,7 +6,7 @@
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import type { ComponentChildren } from "preact"
 import { useCallback, useEffect, useState } from "preact/hooks"
-import { generation, type Outcome } from "../bridge/Desktop.ts"
+import { connection, generation, isGone, type Outcome } from "../bridge/Desktop.ts"
 
 export type Loaded<A> =
   | { readonly state: "loading" }
@@ -43,24 +43,30 @@ export const Empty = ({ title, children }: { readonly title: string; readonly ch
   </div>
 )
 
-/** `CODE: message`, and what the user can do about it where the screen knows better than the message. */
+/**
+ * `CODE: message`, and what the user can do about it where the screen knows better than the message. While the app
+ * reconnects, the banner already says why, so a screen's own "Core is gone" waits quietly instead of repeating it.
+ */
 export const ErrorNote = (props: {
   readonly error: PedelecErrorWire
   readonly todo?: string
   readonly onRetry?: () => void
-}) => (
-  <div class="error-note" role="alert">
-    <p>
-      <code class="code">{props.error.code}</code>: {props.error.message}
-    </p>
-    {props.todo === undefined ? null : <p class="todo">{props.todo}</p>}
-    {props.onRetry === undefined ? null : (
-      <button type="button" class="button" onClick={props.onRetry}>
-        Try again
-      </button>
-    )}
-  </div>
-)
+}) =>
+  connection.value === "reconnecting" && isGone(props.error) ? (
+    <Loading label="Waiting for Core…" />
+  ) : (
+    <div class="error-note" role="alert">
+      <p>
+        <code class="code">{props.error.code}</code>: {props.error.message}
+      </p>
+      {props.todo === undefined ? null : <p class="todo">{props.todo}</p>}
+      {props.onRetry === undefined ? null : (
+        <button type="button" class="button" onClick={props.onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  )
 
 export const CopyButton = ({ text, label = "Copy" }: { readonly text: string; readonly label?: string }) => {
   const [copied, setCopied] = useState<"idle" | "copied" | "failed">("idle")
