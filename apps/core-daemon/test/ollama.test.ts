@@ -8,6 +8,7 @@ import http from "node:http"
 import type { AddressInfo } from "node:net"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
 import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import * as Effect from "effect/Effect"
@@ -33,9 +34,9 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 /** As the user does it: through the desktop role (the host role cannot change settings). */
-const configure = (baseUrl: string, apiKey: string | null = "ollama") =>
+const configure = (baseUrl: string, apiKey: string | null = "ollama", info: CoreRuntimeInfo = core.info) =>
   Effect.gen(function* () {
-    const desktop = yield* desktopClient(core.info)
+    const desktop = yield* desktopClient(info)
     yield* desktop["desktop.settings.set"]({
       settings: { ...DEFAULT_SETTINGS, ollama: { baseUrl, timeoutMs: 10_000 } }
     })
@@ -103,7 +104,7 @@ describe("ollama through pedelec-agent and a real Core", () => {
         (started) => Effect.promise(() => stopCore(started).then(() => removeHome(started.home)))
       )
       const client = yield* hostClient(other.info)
-      yield* configure(server.url)
+      yield* configure(server.url, "ollama", other.info)
       const { events, sessionId } = yield* openSession(client, { provider: "ollama", model: "scripted-model" })
       const workspace = path.join(other.home, "workspaces", sessionId)
       yield* Effect.promise(() => writeFile(path.join(workspace, "main.ts"), 'console.log("ran")'))

@@ -147,7 +147,8 @@ const close = Effect.fn("SessionEvents.close")(function* (channels: Channels, se
   const channel = channels.bySession.get(sessionId)
   if (!channel) return
   channels.bySession.delete(sessionId)
-  yield* PubSub.shutdown(channel.pubsub)
+  // Subscribers stop at `ended` on their own; shutting down now would drop an `ended` one has not taken yet.
+  if (channel.buffer.at(-1)?.type !== "ended") yield* PubSub.shutdown(channel.pubsub)
 })
 
 export class SessionEvents extends Context.Service<

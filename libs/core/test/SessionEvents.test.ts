@@ -135,4 +135,74 @@ describe("SessionEvents", () => {
       })
     )
   )
+  it.live("a subscriber still gets `ended` when the session closes right after publishing it", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const sessionId = mintSessionId()
+        yield* events.open(sessionId, 0)
+        yield* events.publish(sessionId, { type: "chat_delta", turnId, delta: "x" })
+        // A slow subscriber: still busy with the first event when the session publishes `ended` and closes.
+        const subscriber = yield* events.subscribe(sessionId, 0).pipe(
+          Stream.tap(() => Effect.sleep(50)),
+          Stream.runCollect,
+          Effect.forkChild
+        )
+        yield* Effect.sleep(10)
+        yield* events.publish(sessionId, { type: "ended", reason: "requested" })
+        yield* events.close(sessionId)
+        const got = yield* Fiber.join(subscriber)
+        assert.deepStrictEqual(
+          got.map((event) => event.type),
+          ["chat_delta", "ended"]
+        )
+      })
+    )
+  )
+
+  it.live("the all-sessions watch sees every session's events and openings in publish order", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const [a, b] = [mintSessionId(), mintSessionId()]
+        const watched = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const notices = yield* events.watchAll
+            const collector = yield* notices.pipe(Stream.take(4), Stream.runCollect, Effect.forkChild)
+            yield* events.open(a, 0)
+            yield* events.open(b, 0)
+            yield* events.announce(a)
+            yield* events.publish(a, { type: "chat_delta", turnId, delta: "a" })
+            yield* events.publish(b, { type: "chat_delta", turnId, delta: "b" })
+            yield* events.publish(a, { type: "ended", reason: "requested" })
+            return yield* Fiber.join(collector)
+          })
+        )
+        assert.deepStrictEqual(
+          watched.map((notice) => (notice.kind === "opened" ? `opened ${notice.sessionId}` : notice.event.sessionId)),
+          [`opened ${a}`, a, b, a]
+        )
+      })
+    )
+  )
+
+  it.live("history pages through the log, also after close; a session never seen is SESSION_NOT_FOUND", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const sessionId = mintSessionId()
+        yield* events.open(sessionId, 0)
+        for (let i = 0; i < 5; i++) yield* events.publish(sessionId, { type: "chat_delta", turnId, delta: `${i}` })
+        yield* events.close(sessionId)
+        const first = yield* events.history(sessionId, 0, 3)
+        assert.deepStrictEqual(seqs(first.events), [1, 2, 3])
+        assert.isTrue(first.more)
+        const rest = yield* events.history(sessionId, 3, 3)
+        assert.deepStrictEqual(seqs(rest.events), [4, 5])
+        assert.isFalse(rest.more)
+        const unknown = yield* Effect.flip(events.history(mintSessionId(), 0, 10))
+        assert.strictEqual(unknown.code, "SESSION_NOT_FOUND")
+      })
+    )
+  )
 })
