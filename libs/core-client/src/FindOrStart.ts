@@ -25,20 +25,29 @@ export interface StartOptions {
   /** Where progress goes (the native host's log; never its stdout, which carries frames). */
   readonly log: (line: string) => void
   readonly timeoutMs?: number
+  /**
+   * The started Core's environment (default: this process's). The desktop app passes `ELECTRON_RUN_AS_NODE=1` so that
+   * its own runtime runs Core; it cannot set that on itself, since Electron's helper processes read the same variable.
+   */
+  readonly env?: NodeJS.ProcessEnv
+  /** Whether the started Core stops when idle (default true: a native host's Core should not outlive its use). */
+  readonly onDemand?: boolean
 }
 
 const unavailable = (source: Component, reason: string) =>
   PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", source, { details: { reason } })
 
 /**
- * Runs the Core command. Its own `--detach` returns once the background Core answers; we still poll core.json
+ * Runs the Core command (with `--on-demand` unless told otherwise). Its own `--detach` returns once the background Core answers; we still poll core.json
  * ourselves, since a second client racing us makes our launcher lose the lock while the winner's Core serves.
  */
-const launch = (command: string, log: (line: string) => void) =>
+const launch = (command: string, options: StartOptions) =>
   Effect.sync(() => {
+    const { log } = options
+    const args = [command, "--detach", ...(options.onDemand === false ? [] : ["--on-demand"])]
     // Run with this process's own runtime: the command's `#!/usr/bin/env node` line would look node up on PATH.
-    const launcher = spawn(process.execPath, [command, "--detach", "--on-demand"], {
-      env: process.env,
+    const launcher = spawn(process.execPath, args, {
+      env: options.env ?? process.env,
       // Its stdout says "running in the background"; only the caller's own output may reach ours.
       stdio: ["ignore", "ignore", "inherit"],
       windowsHide: true
@@ -62,7 +71,7 @@ const start = Effect.fnUntraced(function* (paths: CorePathsShape, options: Start
     return yield* unavailable(source, options.noCommand)
   }
   options.log(`no Core is running; starting ${command}`)
-  yield* launch(command, options.log)
+  yield* launch(command, options)
   const timeoutMs = options.timeoutMs ?? START_TIMEOUT_MS
   return yield* announced(paths).pipe(
     Effect.timeoutOrElse({

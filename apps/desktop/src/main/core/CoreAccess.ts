@@ -6,9 +6,9 @@
  * outlive the app. Core runs detached either way, so an app crash takes no session with it. Speaking to Core is
  * CoreSessions' job and the bridge's; reading `run/core.json` is RuntimeFile's.
  *
- * Under Electron the started Core must run on the app's own runtime (`ELECTRON_RUN_AS_NODE=1`), which
- * find-or-start's launch does not set yet: it spawns with this process's environment, and setting the variable
- * there would turn Electron's own helper processes into Node. See the report of issue 12.
+ * The started Core runs on the app's own runtime (`ELECTRON_RUN_AS_NODE=1` in its environment only: set on this
+ * process it would turn Electron's own helper processes into Node) and without `--on-demand`: the app's Core serves
+ * for as long as the app runs, not until it has been idle for a while.
  */
 import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import type { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -58,6 +58,8 @@ const ensure = (config: CoreAccessConfig, fs: FileSystem.FileSystem, state: Stat
         noCommand: NO_COMMAND,
         source: config.source,
         log: config.log,
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" },
+        onDemand: false,
         ...(config.startTimeoutMs === undefined ? {} : { timeoutMs: config.startTimeoutMs })
       }).pipe(Effect.tap((started) => Ref.set(state.ours, started.pid))))
     yield* Ref.set(state.current, info)
