@@ -15,12 +15,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { info, isEnding, type Session } from "./Session.ts"
+import { type EndReason, info, isEnding, type Session } from "./Session.ts"
 import { SessionEvents } from "./SessionEvents.ts"
 import { SessionStore } from "./SessionStore.ts"
 import { recoverAtStartup } from "./Sessions/End.ts"
 import { makeLiveSessions, type SessionDeps, sessionDeps, sessionError } from "./Sessions/Live.ts"
-import { newRecord } from "./Sessions/Open.ts"
+import { type LiveIndex, newRecord } from "./Sessions/Open.ts"
 import { cancelTurn, startTurn } from "./Sessions/Turns.ts"
 import { ToolRouter } from "./ToolRouter.ts"
 
@@ -66,6 +66,27 @@ export class Sessions extends Context.Service<
     Effect.suspend(() => make)
   )
 }
+
+/** What the user sees of a live session: its info, and its latest activity (a turn, or an event since this start). */
+const overviewOf = Effect.fnUntraced(function* (session: Session) {
+  const record = yield* Ref.get(session.record)
+  const lastEventAt = (yield* SessionEvents).lastEventAt(session.sessionId) ?? 0
+  const base = yield* info(session)
+  return { ...base, lastActivityAt: Math.max(record.createdAt, record.lastActiveAt, lastEventAt) }
+})
+
+/** The user's end of any origin's session: only a live one, and as `requested`, like its owner's. */
+const endById = Effect.fn("Sessions.endById")(function* (
+  index: LiveIndex,
+  endNow: (session: Session, reason: EndReason) => Effect.Effect<void>,
+  sessionId: SessionId
+) {
+  const running = index.bySession.get(sessionId)
+  if (running === undefined || (yield* isEnding(running))) {
+    return yield* Effect.fail(sessionError("SESSION_NOT_FOUND", sessionId))
+  }
+  yield* endNow(running, "requested")
+})
 
 const make = Effect.gen(function* () {
   const context = Context.pick(...sessionDeps)(yield* Effect.context<SessionDeps>())
@@ -113,25 +134,10 @@ const make = Effect.gen(function* () {
       )
     )
 
-  const overviewOf = Effect.fnUntraced(function* (session: Session) {
-    const record = yield* Ref.get(session.record)
-    const lastEventAt = events.lastEventAt(session.sessionId) ?? 0
-    const base = yield* withDeps(info(session))
-    return { ...base, lastActivityAt: Math.max(record.createdAt, record.lastActiveAt, lastEventAt) }
-  })
-
   const overview = Effect.fn("Sessions.overview")(function* (sessionId?: SessionId) {
     const live = yield* liveOf(undefined)
     const named = sessionId === undefined ? live : live.filter((session) => session.sessionId === sessionId)
-    return yield* Effect.forEach(named, overviewOf)
-  })
-
-  const endById = Effect.fn("Sessions.endById")(function* (sessionId: SessionId) {
-    const running = index.bySession.get(sessionId)
-    if (running === undefined || (yield* isEnding(running))) {
-      return yield* Effect.fail(sessionError("SESSION_NOT_FOUND", sessionId))
-    }
-    yield* endNow(running, "requested")
+    return yield* Effect.forEach(named, (session) => withDeps(overviewOf(session)))
   })
 
   const revokeOrigin = Effect.fn("Sessions.revokeOrigin")(function* (origin: Origin) {
@@ -161,7 +167,7 @@ const make = Effect.gen(function* () {
     list: (origin) => Effect.flatMap(liveOf(origin), (owned) => Effect.forEach(owned, (s) => withDeps(info(s)))),
     revokeOrigin,
     overview,
-    endById,
+    endById: (sessionId) => endById(index, endNow, sessionId),
     byCapability: (capability) => index.byCapability.get(capability as SessionCapability),
     live: (sessionId) =>
       Effect.gen(function* () {
