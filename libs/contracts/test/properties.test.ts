@@ -85,7 +85,13 @@ describe("arbitrary JSON never throws and is rejected as input", () => {
 const ACCEPTS_ANYTHING = new Set([
   "HostRpcs.settings.get.payload",
   "HostRpcs.session.end.success",
-  "HostRpcs.tool.progress.success"
+  "HostRpcs.tool.progress.success",
+  "DesktopRpcs.desktop.status.payload",
+  "DesktopRpcs.desktop.settings.get.payload",
+  "DesktopRpcs.desktop.effort.describe.payload",
+  "DesktopRpcs.desktop.session.list.payload",
+  "DesktopRpcs.desktop.events.watch.payload",
+  "DesktopRpcs.desktop.session.end.success"
 ])
 
 const assertCorruptionsRejected = (name: string, schema: AnyCodec, value: unknown): void => {

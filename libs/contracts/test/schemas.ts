@@ -22,6 +22,7 @@ import * as AgentLink from "../src/node/AgentLink.ts"
 import * as AgentLoop from "../src/node/AgentLoop.ts"
 import * as CliOutput from "../src/node/CliOutput.ts"
 import * as CoreLink from "../src/node/CoreLink.ts"
+import * as DesktopRole from "../src/node/DesktopRole.ts"
 import * as ProviderEvent from "../src/node/ProviderEvent.ts"
 import * as PedelecError from "../src/PedelecError.ts"
 import * as Protocol from "../src/Protocol.ts"
@@ -143,7 +144,16 @@ const NAMED = {
   "ProviderEvent.ProviderSessionId": ProviderEvent.ProviderSessionId,
   "AgentLink.ToolSummary": AgentLink.ToolSummary,
   "AgentLink.ToolSpec": AgentLink.ToolSpec,
-  "AgentLink.DenoRunPolicy": AgentLink.DenoRunPolicy
+  "AgentLink.DenoRunPolicy": AgentLink.DenoRunPolicy,
+  // node/DesktopRole.ts
+  "DesktopRole.CoreStatus": DesktopRole.CoreStatus,
+  "DesktopRole.DesktopSession": DesktopRole.DesktopSession,
+  "DesktopRole.EffortDescription": DesktopRole.EffortDescription,
+  "DesktopRole.EffortPreview": DesktopRole.EffortPreview,
+  "DesktopRole.OllamaModel": DesktopRole.OllamaModel,
+  "DesktopRole.OllamaStatus": DesktopRole.OllamaStatus,
+  "DesktopRole.EventPage": DesktopRole.EventPage,
+  "DesktopRole.WatchItem": DesktopRole.WatchItem
 } satisfies Record<string, AnyCodec>
 
 /** The `{ params, result }` maps of the browser links. */
@@ -163,7 +173,8 @@ export interface RpcGroupLike {
 export const RPC_GROUPS: Record<string, RpcGroupLike> = {
   HelloRpcs: CoreLink.HelloRpcs,
   HostRpcs: CoreLink.HostRpcs,
-  AgentRpcs: AgentLink.AgentRpcs
+  AgentRpcs: AgentLink.AgentRpcs,
+  DesktopRpcs: DesktopRole.DesktopRpcs
 }
 
 const methodRows = (): Array<readonly [string, AnyCodec]> =>
@@ -243,9 +254,17 @@ const TOOLS = [tool("search", RICH_ARGS), tool("cart.add-item_2", { type: "objec
  * every attempt ("Property exhausted after 0 run(s)"). Inside structs (optional or nullable) it derives fine; a
  * struct with a required ModelName (AgentLoopRequest) fails the same way.
  */
-const NOT_DERIVED: ReadonlySet<keyof typeof NAMED> = new Set(["Provider.ModelName", "AgentLoop.AgentLoopRequest"])
+const NOT_DERIVED: ReadonlySet<keyof typeof NAMED> = new Set([
+  "Provider.ModelName",
+  "AgentLoop.AgentLoopRequest",
+  "DesktopRole.OllamaModel"
+])
 
 const EXAMPLES: Partial<Record<keyof typeof NAMED, ReadonlyArray<unknown>>> = {
+  "DesktopRole.OllamaModel": [
+    { name: "llama3.2:1b" },
+    { name: "qwen3:latest", sizeBytes: 1_000_000, modifiedAt: "2026-01-01T00:00:00Z" }
+  ],
   "AgentLoop.AgentLoopRequest": [
     { prompt: "hi", model: "llama3.2:3b", baseUrl: "http://127.0.0.1:11434", apiKey: "ollama", timeoutMs: 300_000 },
     {
