@@ -121,7 +121,7 @@ export const PAGE_ERRORS = {
     message:
       "A Pedelec component sent a message this one cannot read. Update the SDK, extension and desktop app to the same release.",
     retryable: false,
-    raisedBy: ["sdk", "extension", "native-host", "core", "cli"]
+    raisedBy: ["sdk", "extension", "native-host", "core", "cli", "desktop"]
   },
   PROTOCOL_VERSION_MISMATCH: {
     message:
@@ -132,7 +132,7 @@ export const PAGE_ERRORS = {
   INVALID_INPUT: {
     message: "Invalid input: {reason}. Fix the call's arguments.",
     retryable: false,
-    raisedBy: ["sdk", "extension", "native-host", "core", "cli"]
+    raisedBy: ["sdk", "extension", "native-host", "core", "cli", "desktop"]
   },
   APPROVAL_REQUIRED: {
     message: "This site is not approved to use Pedelec. Call createSession() to ask the user for approval.",
@@ -143,7 +143,7 @@ export const PAGE_ERRORS = {
     message:
       "The Pedelec desktop runtime is not running and could not be started. Start the desktop app (or `pedelec-core`), then retry.",
     retryable: true,
-    raisedBy: ["native-host", "cli", "sdk"]
+    raisedBy: ["native-host", "cli", "sdk", "desktop"]
   },
   MESSAGE_TOO_LARGE: {
     message:
@@ -241,7 +241,7 @@ export const PAGE_ERRORS = {
     message:
       "Pedelec hit an unexpected internal error in {component}. Retry; if it persists, report it with the Core log.",
     retryable: true,
-    raisedBy: ["sdk", "extension", "native-host", "core", "provider", "cli", "deno"]
+    raisedBy: ["sdk", "extension", "native-host", "core", "provider", "cli", "deno", "desktop"]
   }
 } as const satisfies Partial<Catalog<ErrorCode>>
 
@@ -268,7 +268,7 @@ export const EXTENSION_ERRORS = {
     message:
       "The Pedelec native host could not be started. Install the desktop app or run `pedelec-cli install-native-host`, then retry.",
     retryable: false,
-    raisedBy: ["extension"]
+    raisedBy: ["extension", "desktop"]
   },
   NATIVE_CONNECTION_CLOSED: {
     message: "The connection to the Pedelec native host closed. Pedelec reconnects on its own; retry the call.",
@@ -311,7 +311,7 @@ export const RUNTIME_ERRORS = {
     message:
       "The caller did not prove it may use this Pedelec runtime. Restart the native host or the agent's session.",
     retryable: false,
-    raisedBy: ["core"]
+    raisedBy: ["core", "desktop"]
   },
   // Sessions
   DEFAULT_PROVIDER_NOT_SET: {

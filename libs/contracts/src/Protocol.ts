@@ -9,7 +9,16 @@ export { PROTOCOL_VERSION } from "./Wire.ts"
 export const ProtocolVersion = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 }))
 
 /** The component names, also used as an error's `source` and in `raisedBy` of the error catalog. */
-export const Component = Schema.Literals(["sdk", "extension", "native-host", "core", "provider", "cli", "deno"])
+export const Component = Schema.Literals([
+  "sdk",
+  "extension",
+  "native-host",
+  "core",
+  "provider",
+  "cli",
+  "deno",
+  "desktop"
+])
 export type Component = typeof Component.Type
 
 /** First message on a link: who is speaking and which protocol it speaks. */

@@ -13,9 +13,11 @@ import { RpcSchema } from "effect/rpc"
 import type * as Schema from "effect/Schema"
 import * as ArgsSchema from "../src/ArgsSchema.ts"
 import * as Assets from "../src/Assets.ts"
+import * as Desktop from "../src/Desktop.ts"
 import * as ErrorCode from "../src/ErrorCode.ts"
 import * as Events from "../src/Events.ts"
 import * as Ids from "../src/Ids.ts"
+import * as DesktopLink from "../src/link/DesktopLink.ts"
 import * as HostLink from "../src/link/HostLink.ts"
 import * as PageLink from "../src/link/PageLink.ts"
 import * as AgentLink from "../src/node/AgentLink.ts"
@@ -145,19 +147,31 @@ const NAMED = {
   "AgentLink.ToolSummary": AgentLink.ToolSummary,
   "AgentLink.ToolSpec": AgentLink.ToolSpec,
   "AgentLink.DenoRunPolicy": AgentLink.DenoRunPolicy,
-  // node/DesktopRole.ts
-  "DesktopRole.CoreStatus": DesktopRole.CoreStatus,
-  "DesktopRole.DesktopSession": DesktopRole.DesktopSession,
-  "DesktopRole.EffortDescription": DesktopRole.EffortDescription,
-  "DesktopRole.EffortPreview": DesktopRole.EffortPreview,
-  "DesktopRole.OllamaModel": DesktopRole.OllamaModel,
-  "DesktopRole.OllamaStatus": DesktopRole.OllamaStatus,
-  "DesktopRole.EventPage": DesktopRole.EventPage,
-  "DesktopRole.WatchItem": DesktopRole.WatchItem
+  // Desktop.ts (shared by node/DesktopRole.ts and link/DesktopLink.ts)
+  "Desktop.AfterSeq": Desktop.AfterSeq,
+  "Desktop.CoreStatus": Desktop.CoreStatus,
+  "Desktop.DesktopSession": Desktop.DesktopSession,
+  "Desktop.EffortDescription": Desktop.EffortDescription,
+  "Desktop.EffortPreview": Desktop.EffortPreview,
+  "Desktop.OllamaModel": Desktop.OllamaModel,
+  "Desktop.OllamaStatus": Desktop.OllamaStatus,
+  "Desktop.EventPage": Desktop.EventPage,
+  "Desktop.WatchItem": Desktop.WatchItem,
+  // link/DesktopLink.ts
+  "DesktopLink.AppInfo": DesktopLink.AppInfo,
+  "DesktopLink.DesktopRequest": DesktopLink.DesktopRequest,
+  "DesktopLink.DesktopStreamRequest": DesktopLink.DesktopStreamRequest,
+  "DesktopLink.DesktopResponse": DesktopLink.DesktopResponse,
+  "DesktopLink.DesktopStreamItem": DesktopLink.DesktopStreamItem
 } satisfies Record<string, AnyCodec>
 
 /** The `{ params, result }` maps of the browser links. */
-export const METHOD_MAPS = { PageMethods: PageLink.PageMethods, ExtensionMethods: HostLink.ExtensionMethods } as const
+export const METHOD_MAPS = {
+  PageMethods: PageLink.PageMethods,
+  ExtensionMethods: HostLink.ExtensionMethods,
+  DesktopMethods: DesktopLink.DesktopMethods,
+  DesktopStreams: DesktopLink.DesktopStreams
+} as const
 
 /** What the suites read of an `effect/rpc` group. */
 export interface RpcLike {
@@ -257,11 +271,11 @@ const TOOLS = [tool("search", RICH_ARGS), tool("cart.add-item_2", { type: "objec
 const NOT_DERIVED: ReadonlySet<keyof typeof NAMED> = new Set([
   "Provider.ModelName",
   "AgentLoop.AgentLoopRequest",
-  "DesktopRole.OllamaModel"
+  "Desktop.OllamaModel"
 ])
 
 const EXAMPLES: Partial<Record<keyof typeof NAMED, ReadonlyArray<unknown>>> = {
-  "DesktopRole.OllamaModel": [
+  "Desktop.OllamaModel": [
     { name: "llama3.2:1b" },
     { name: "qwen3:latest", sizeBytes: 1_000_000, modifiedAt: "2026-01-01T00:00:00Z" }
   ],

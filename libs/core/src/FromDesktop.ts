@@ -3,8 +3,10 @@
  * method mapped onto the service that owns it, plus the watch's first snapshot. Who may call is CoreAuth's; the
  * allow-list rule is ProviderChoice's, sessions are Sessions', the logs SessionEvents'. No other logic of its own.
  */
+
+import type { WatchItem } from "@pedelec/contracts/Desktop"
 import type { Origin } from "@pedelec/contracts/Ids"
-import { DesktopRpcs, type WatchItem } from "@pedelec/contracts/node/DesktopRole"
+import { DesktopRpcs } from "@pedelec/contracts/node/DesktopRole"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { Settings } from "@pedelec/contracts/Settings"
 import * as Clock from "effect/Clock"

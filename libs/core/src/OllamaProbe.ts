@@ -5,7 +5,7 @@
  * statuses). It never stores anything, and the key goes only into the request's Authorization header. Talking to
  * Ollama during a session is pedelec-agent's, not Core's.
  */
-import type { OllamaModel, OllamaStatus } from "@pedelec/contracts/node/DesktopRole"
+import type { OllamaModel, OllamaStatus } from "@pedelec/contracts/Desktop"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"

@@ -6,7 +6,7 @@
  * Sessions/Open's; later settings edits never reach a live session.
  */
 
-import type { EffortDescription, EffortPreview } from "@pedelec/contracts/node/DesktopRole"
+import type { EffortDescription, EffortPreview } from "@pedelec/contracts/Desktop"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { EFFORT_LEVELS, type EffortLevel, type EffortProfile, type ProviderCode } from "@pedelec/contracts/Provider"
 import type { CreateSessionInput } from "@pedelec/contracts/Session"

@@ -14,7 +14,7 @@ export const unreachable = (reason: string): PedelecErrorWire => ({
   code: "CORE_RUNTIME_UNAVAILABLE",
   message: `The desktop app cannot be reached (${reason}). It reconnects by itself; if this stays, restart Pedelec.`,
   retryable: true,
-  source: "core"
+  source: "desktop"
 })
 
 const post = (path: string, token: string, body: unknown, signal?: AbortSignal) =>

@@ -49,7 +49,7 @@ const garbled = (what: string, error: unknown): PedelecErrorWire => ({
   code: "PROTOCOL_ERROR",
   message: `The desktop app answered ${what} this window cannot read (${String(error)}). Restart Pedelec.`,
   retryable: false,
-  source: "core"
+  source: "desktop"
 })
 
 const decodeOutcome = <A>(schema: Schema.Top, raw: unknown): Outcome<A> => {

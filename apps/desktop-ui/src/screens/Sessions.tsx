@@ -4,7 +4,7 @@
  * live, and every event — a session goes from the list at its `ended` event, so one a page ends disappears at once.
  * After a reconnect the watch starts again and its first item replaces the list. Ending is Core's.
  */
-import type { DesktopSession, WatchItem } from "@pedelec/contracts/link/DesktopLink"
+import type { DesktopSession, WatchItem } from "@pedelec/contracts/Desktop"
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import type { SessionStatus } from "@pedelec/contracts/Session"
 import { useEffect, useState } from "preact/hooks"

@@ -5,8 +5,9 @@
  * field; Save is refused while one remains, and Core decodes again (a refusal leaves settings.json as it was).
  * Leaving with unsaved edits asks first (Unsaved.ts). Storing is Core's, through the desktop role.
  */
+
+import type { OllamaStatus } from "@pedelec/contracts/Desktop"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
-import type { OllamaStatus } from "@pedelec/contracts/link/DesktopLink"
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import { EFFORT_LEVELS, type ProviderInfo } from "@pedelec/contracts/Provider"
 import type { PublicSettings } from "@pedelec/contracts/Settings"

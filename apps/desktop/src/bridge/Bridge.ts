@@ -41,7 +41,7 @@ export interface BridgeShape {
 
 const strict = { onExcessProperty: "error" } as const
 
-const invalid = (reason: string) => PedelecError.fromCode("INVALID_INPUT", "core", { details: { reason } })
+const invalid = (reason: string) => PedelecError.fromCode("INVALID_INPUT", "desktop", { details: { reason } })
 
 /** The first line of a schema failure: enough to say which field, without echoing a large payload back. */
 const reasonOf = (error: unknown) => String(error).split("\n").slice(0, 3).join(" ").slice(0, 500)
@@ -61,7 +61,7 @@ const toWire = (cause: Cause.Cause<unknown>): PedelecErrorWire => {
   const error = Cause.findErrorOption(cause)
   if (error._tag === "Some" && error.value instanceof PedelecError) return error.value.toWire()
   if (error._tag === "Some") return coreUnavailable("the connection to Core closed").toWire()
-  return PedelecError.fromCode("INTERNAL_ERROR", "core", {
+  return PedelecError.fromCode("INTERNAL_ERROR", "desktop", {
     details: { reason: reasonOf(Cause.squash(cause)) }
   }).toWire()
 }

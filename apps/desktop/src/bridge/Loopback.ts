@@ -52,7 +52,10 @@ export interface LoopbackShape {
 }
 
 const refusal = (reason: string) =>
-  JSON.stringify({ ok: false, error: PedelecError.fromCode("UNAUTHORIZED", "core", { details: { reason } }).toWire() })
+  JSON.stringify({
+    ok: false,
+    error: PedelecError.fromCode("UNAUTHORIZED", "desktop", { details: { reason } }).toWire()
+  })
 
 const send = (response: http.ServerResponse, status: number, type: string, body: string | Buffer) => {
   response.writeHead(status, {

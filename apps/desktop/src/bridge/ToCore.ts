@@ -22,7 +22,7 @@ const CONNECT_TIMEOUT_MS = 5_000
 
 /** The catalog's words tell a page to start the desktop app; in the app, what helps is knowing it is looking. */
 export const coreUnavailable = (reason: string) =>
-  PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "core", {
+  PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "desktop", {
     details: { reason },
     message: `Pedelec's Core is not reachable: ${reason}. The app keeps looking for it; if this stays, quit and reopen Pedelec.`
   })
@@ -45,7 +45,7 @@ export const attachOnly = (paths: CorePathsShape): Effect.Effect<CoreRuntimeInfo
 
 /** `locate` that also starts `command` (an absolute `pedelec-core`) when none runs, as the native host does. */
 export const findingOrStarting = (paths: CorePathsShape, command: string, log: (line: string) => void) =>
-  findOrStart(paths, { command, noCommand: `${command} is not built`, source: "core", log }).pipe(
+  findOrStart(paths, { command, noCommand: `${command} is not built`, source: "desktop", log }).pipe(
     Effect.provide(NodeFileSystem.layer)
   )
 
@@ -97,7 +97,7 @@ export class ToCore extends Context.Service<
 const connect = Effect.fnUntraced(function* (parent: Scope.Scope, options: ToCoreOptions) {
   const info = yield* options.locate
   const scope = yield* Scope.fork(parent)
-  const exit = yield* connectDesktop(info, { component: "core", version: options.version }).pipe(
+  const exit = yield* connectDesktop(info, { component: "desktop", version: options.version }).pipe(
     Effect.timeoutOrElse({
       duration: CONNECT_TIMEOUT_MS,
       orElse: () => Effect.fail(coreUnavailable(`Core (pid ${info.pid}) did not answer on ${info.socketPath}`))

@@ -34,7 +34,7 @@ export interface DesktopConfigShape {
 export const APP_VERSION = "0.1.0"
 
 /** Contracts name no desktop component; the app owns Core's runtime, so its own errors say `core`. */
-export const SOURCE: Component = "core"
+export const SOURCE: Component = "desktop"
 
 const REFRESH_MS = 2_000
 

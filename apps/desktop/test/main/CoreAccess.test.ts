@@ -77,7 +77,7 @@ const foreignCore = (paths: CorePathsShape) =>
 const access = (paths: CorePathsShape, coreCommand = command) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const layer = CoreAccess.layer({ paths, coreCommand, source: "core", log: () => {} }).pipe(
+    const layer = CoreAccess.layer({ paths, coreCommand, source: "desktop", log: () => {} }).pipe(
       Layer.provide(NodeFileSystem.layer)
     )
     const context = yield* Layer.buildWithScope(layer, scope)

@@ -116,7 +116,7 @@ describe("DesktopApp: the tray follows Core", () => {
     Effect.gen(function* () {
       const started = yield* start({ home: yield* tempHome(), live: 1 })
       yield* eventually(() => started.tray.views.at(-1)?.icon === "running", "running")
-      started.core.failure = PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "core")
+      started.core.failure = PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "desktop")
       yield* TestClock.adjust(REFRESH_MS)
       yield* eventually(() => started.tray.views.at(-1)?.icon === "problem", "the problem")
       assert.match(started.view().tooltip, /^Pedelec — CORE_RUNTIME_UNAVAILABLE: /)

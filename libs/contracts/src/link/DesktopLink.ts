@@ -9,12 +9,19 @@
  * here, browser-safe; a test keeps them equal to DesktopRole's.
  */
 import * as Schema from "effect/Schema"
-import { SessionEvent } from "../Events.ts"
+import {
+  AfterSeq,
+  CoreStatus,
+  DesktopSession,
+  EffortDescription,
+  EffortPreview,
+  EventPage,
+  OllamaStatus,
+  WatchItem
+} from "../Desktop.ts"
 import { Origin, SessionId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
-import { ProtocolVersion } from "../Protocol.ts"
-import { EffortLevel, EffortProfile, EffortSupport, ModelName, ProviderCode, ProviderInfo } from "../Provider.ts"
-import { AbsolutePath, SessionInfo } from "../Session.ts"
+import { EffortLevel, EffortProfile, ProviderCode, ProviderInfo } from "../Provider.ts"
 import { HttpUrl, PublicSettings, SecretName, Settings } from "../Settings.ts"
 
 /** Where Electron's preload puts the bridge (`contextBridge.exposeInMainWorld`), shaped as `DesktopPreloadApi`. */
@@ -30,8 +37,6 @@ export interface DesktopPreloadApi {
 
 /** Exactly `{}`: `Schema.Struct({})` would accept any non-null value. */
 const Empty = Schema.Record(Schema.String, Schema.Never)
-const Millis = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-const SeqOrZero = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const SecretValue = Schema.String.check(Schema.isBetweenLength(1, 4096))
 
 /** What main says about itself (Health/About): the app's release and how this renderer reaches it. */
@@ -41,63 +46,6 @@ export const AppInfo = Schema.Struct({
   platform: Schema.String.check(Schema.isMaxLength(32))
 })
 export type AppInfo = typeof AppInfo.Type
-
-export const CoreStatus = Schema.Struct({
-  coreVersion: Schema.String.check(Schema.isMaxLength(64)),
-  protocolVersion: ProtocolVersion,
-  pid: Schema.Int,
-  startedAt: Millis,
-  now: Millis,
-  home: AbsolutePath,
-  socketPath: Schema.String.check(Schema.isBetweenLength(1, 4096)),
-  logsDir: AbsolutePath,
-  liveSessions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-})
-export type CoreStatus = typeof CoreStatus.Type
-
-export const DesktopSession = Schema.Struct({ ...SessionInfo.fields, lastActivityAt: Millis })
-export type DesktopSession = typeof DesktopSession.Type
-
-export const EffortDescription = Schema.Struct({
-  provider: ProviderCode,
-  name: Schema.String.check(Schema.isBetweenLength(1, 64)),
-  effort: EffortSupport,
-  allowList: Schema.Struct({ argv: Schema.Array(Schema.String), env: Schema.Array(Schema.String) }),
-  defaults: Schema.Struct({ low: EffortProfile, medium: EffortProfile, high: EffortProfile })
-})
-export type EffortDescription = typeof EffortDescription.Type
-
-export const EffortPreview = Schema.Struct({
-  provider: ProviderCode,
-  level: EffortLevel,
-  profile: EffortProfile,
-  commandLine: Schema.String,
-  env: Schema.Array(Schema.String)
-})
-export type EffortPreview = typeof EffortPreview.Type
-
-export const OllamaStatus = Schema.Struct({
-  baseUrl: HttpUrl,
-  version: Schema.NullOr(Schema.String.check(Schema.isMaxLength(128))),
-  models: Schema.Array(
-    Schema.Struct({
-      name: ModelName,
-      sizeBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
-      modifiedAt: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
-    })
-  )
-})
-export type OllamaStatus = typeof OllamaStatus.Type
-
-export const EventPage = Schema.Struct({ events: Schema.Array(SessionEvent), more: Schema.Boolean })
-export type EventPage = typeof EventPage.Type
-
-export const WatchItem = Schema.Union([
-  Schema.Struct({ kind: Schema.Literal("sessions"), sessions: Schema.Array(DesktopSession) }),
-  Schema.Struct({ kind: Schema.Literal("opened"), session: DesktopSession }),
-  Schema.Struct({ kind: Schema.Literal("event"), event: SessionEvent })
-])
-export type WatchItem = typeof WatchItem.Type
 
 const method = <P extends Schema.Top, R extends Schema.Top>(params: P, result: R) => ({ params, result })
 
@@ -124,7 +72,7 @@ export const DesktopMethods = {
   "desktop.events.history": method(
     Schema.Struct({
       sessionId: SessionId,
-      afterSeq: SeqOrZero,
+      afterSeq: AfterSeq,
       limit: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5_000 }))
     }),
     EventPage

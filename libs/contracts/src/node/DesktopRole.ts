@@ -9,12 +9,19 @@
 import * as Context from "effect/Context"
 import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
 import * as Schema from "effect/Schema"
-import { SessionEvent } from "../Events.ts"
+import {
+  AfterSeq,
+  CoreStatus,
+  DesktopSession,
+  EffortDescription,
+  EffortPreview,
+  EventPage,
+  OllamaStatus,
+  WatchItem
+} from "../Desktop.ts"
 import { Origin, SessionId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
-import { ProtocolVersion } from "../Protocol.ts"
-import { EffortLevel, EffortProfile, EffortSupport, ModelName, ProviderCode, ProviderInfo } from "../Provider.ts"
-import { AbsolutePath, SessionInfo } from "../Session.ts"
+import { EffortLevel, EffortProfile, ProviderCode, ProviderInfo } from "../Provider.ts"
 import { HttpUrl, PublicSettings, SecretName, Settings } from "../Settings.ts"
 import { HelloRpcs } from "./CoreLink.ts"
 
@@ -27,89 +34,6 @@ export class DesktopAuth extends RpcMiddleware.Service<DesktopAuth, { provides: 
   "pedelec/contracts/DesktopAuth",
   { error: PedelecError, requiredForClient: true }
 ) {}
-
-const Millis = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-const SeqOrZero = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-
-/** The running Core as Health/About shows it; uptime is `now - startedAt`, both read from Core's clock. */
-export const CoreStatus = Schema.Struct({
-  coreVersion: Schema.String.check(Schema.isMaxLength(64)),
-  protocolVersion: ProtocolVersion,
-  pid: Schema.Int,
-  startedAt: Millis,
-  now: Millis,
-  /** `PEDELEC_HOME` as Core resolved it. */
-  home: AbsolutePath,
-  socketPath: Schema.String.check(Schema.isBetweenLength(1, 4096)),
-  /** Where the per-session event logs are (one `<sessionId>.jsonl` each). */
-  logsDir: AbsolutePath,
-  liveSessions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-})
-export type CoreStatus = typeof CoreStatus.Type
-
-/** A live session of any origin, with when its last event was published (its creation when it has none yet). */
-export const DesktopSession = Schema.Struct({ ...SessionInfo.fields, lastActivityAt: Millis })
-export type DesktopSession = typeof DesktopSession.Type
-
-/** One provider's effort knob: the allow-list as the patterns' source text, and what each level runs by default. */
-export const EffortDescription = Schema.Struct({
-  provider: ProviderCode,
-  name: Schema.String.check(Schema.isBetweenLength(1, 64)),
-  effort: EffortSupport,
-  allowList: Schema.Struct({
-    /** Each argv token must match one of these (JavaScript regular expressions, anchored). */
-    argv: Schema.Array(Schema.String),
-    env: Schema.Array(Schema.String)
-  }),
-  defaults: Schema.Struct({ low: EffortProfile, medium: EffortProfile, high: EffortProfile })
-})
-export type EffortDescription = typeof EffortDescription.Type
-
-/** A profile that passed the adapter's allow-list, and the part of the command line it adds. */
-export const EffortPreview = Schema.Struct({
-  provider: ProviderCode,
-  level: EffortLevel,
-  profile: EffortProfile,
-  /** What this level adds to the CLI's command line, shell-quoted: `--model <m>` then the profile's argv. */
-  commandLine: Schema.String,
-  /** The profile's env as `NAME=value` lines. */
-  env: Schema.Array(Schema.String)
-})
-export type EffortPreview = typeof EffortPreview.Type
-
-export const OllamaModel = Schema.Struct({
-  name: ModelName,
-  sizeBytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
-  modifiedAt: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(64)))
-})
-export type OllamaModel = typeof OllamaModel.Type
-
-/** A reachable Ollama server: its version (`/api/version`) and its models (`/api/tags`). */
-export const OllamaStatus = Schema.Struct({
-  baseUrl: HttpUrl,
-  version: Schema.NullOr(Schema.String.check(Schema.isMaxLength(128))),
-  models: Schema.Array(OllamaModel)
-})
-export type OllamaStatus = typeof OllamaStatus.Type
-
-export const EventPage = Schema.Struct({
-  events: Schema.Array(SessionEvent),
-  /** More events follow after the last one: ask again with its `seq` as `afterSeq`. */
-  more: Schema.Boolean
-})
-export type EventPage = typeof EventPage.Type
-
-/**
- * What `desktop.events.watch` streams: first the live sessions at the moment the watch began, then each session
- * that goes live (created, or reloaded after a restart) and every event of every live session as it is published.
- * A session's end is its `ended` event.
- */
-export const WatchItem = Schema.Union([
-  Schema.Struct({ kind: Schema.Literal("sessions"), sessions: Schema.Array(DesktopSession) }),
-  Schema.Struct({ kind: Schema.Literal("opened"), session: DesktopSession }),
-  Schema.Struct({ kind: Schema.Literal("event"), event: SessionEvent })
-])
-export type WatchItem = typeof WatchItem.Type
 
 const SecretValue = Schema.String.check(Schema.isBetweenLength(1, 4096))
 
@@ -173,7 +97,7 @@ export class DesktopRpcs extends RpcGroup.make(
   Rpc.make("desktop.events.history", {
     payload: {
       sessionId: SessionId,
-      afterSeq: SeqOrZero,
+      afterSeq: AfterSeq,
       limit: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5_000 }))
     },
     success: EventPage,

@@ -4,8 +4,9 @@
  * A failure of the connection itself drops it and reads CORE_RUNTIME_UNAVAILABLE, so the next question starts
  * afresh. What the tray shows is TrayView's; the renderer's own questions go through the bridge, not here.
  */
+
+import type { DesktopSession } from "@pedelec/contracts/Desktop"
 import type { SessionId } from "@pedelec/contracts/Ids"
-import type { DesktopSession } from "@pedelec/contracts/node/DesktopRole"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { DesktopClient } from "@pedelec/core-client/CoreClient"
 import * as Context from "effect/Context"

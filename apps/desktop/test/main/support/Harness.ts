@@ -4,7 +4,7 @@
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
-import type { DesktopSession } from "@pedelec/contracts/node/DesktopRole"
+import type { DesktopSession } from "@pedelec/contracts/Desktop"
 import { pathsForHome } from "@pedelec/core-client/HomeLayout"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
