@@ -159,6 +159,9 @@ const NAMED = {
   "Desktop.WatchItem": Desktop.WatchItem,
   // link/DesktopLink.ts
   "DesktopLink.AppInfo": DesktopLink.AppInfo,
+  "DesktopLink.NativeHostBrowser": DesktopLink.NativeHostBrowser,
+  "DesktopLink.NativeHostRegistration": DesktopLink.NativeHostRegistration,
+  "DesktopLink.NativeHostStatus": DesktopLink.NativeHostStatus,
   "DesktopLink.DesktopRequest": DesktopLink.DesktopRequest,
   "DesktopLink.DesktopStreamRequest": DesktopLink.DesktopStreamRequest,
   "DesktopLink.DesktopResponse": DesktopLink.DesktopResponse,

@@ -6,7 +6,8 @@
  *   watch(request: unknown) => Stream<DesktopStreamItem (encoded), never>  {kind:"item",item}… then end | error
  *
  * Each request is decoded with DesktopLink (anything else is INVALID_INPUT, and nothing is forwarded); a `desktop.*`
- * method goes to the Core RPC of the same tag through ToCore, `app.info` is answered here. Neither ever fails: every
+ * method goes to the Core RPC of the same tag through ToCore, `app.*` are answered here (`app.info` from what the
+ * layer is given, `app.native_host.*` by NativeHost.ts). Neither ever fails: every
  * failure is an encoded `PedelecErrorWire`. A transport failure (Core went away) drops the connection, so the next
  * call finds the running Core again; a stale launch secret (Core restarted) is retried once on a fresh connection.
  */
@@ -14,6 +15,7 @@ import {
   type AppInfo,
   type DesktopMethod,
   DesktopMethods,
+  type DesktopParams,
   DesktopRequest,
   type DesktopResponse,
   type DesktopStreamItem,
@@ -29,6 +31,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { NativeHostConfig } from "../main/NativeHostSetup.ts"
+import { makeNativeHost, type NativeHostShape } from "./NativeHost.ts"
 import { coreUnavailable, ToCore } from "./ToCore.ts"
 
 export type EncodedResponse = typeof DesktopResponse.Encoded
@@ -66,15 +70,32 @@ const toWire = (cause: Cause.Cause<unknown>): PedelecErrorWire => {
   }).toWire()
 }
 
+/** What main answers itself; undefined for a `desktop.*` method, which goes to Core. */
+const answerHere = (
+  app: AppInfo,
+  host: NativeHostShape,
+  method: DesktopMethod,
+  params: unknown
+): Effect.Effect<unknown, PedelecError> | undefined => {
+  if (method === "app.info") return Effect.succeed(app)
+  if (method === "app.native_host.status") return host.status
+  if (method === "app.native_host.register") {
+    return host.register((params as DesktopParams<"app.native_host.register">).browser)
+  }
+  return undefined
+}
+
 const isTransport = (error: unknown) => !(error instanceof PedelecError)
 const isStaleSecret = (error: unknown) => error instanceof PedelecError && error.code === "UNAUTHORIZED"
 
 export class Bridge extends Context.Service<Bridge, BridgeShape>()("pedelec/desktop/bridge/Bridge") {
-  static readonly layer = (app: AppInfo) =>
+  /** `nativeHost`: what main registers at start (DesktopConfig's); without it Health's Register says it cannot. */
+  static readonly layer = (app: AppInfo, nativeHost?: NativeHostConfig) =>
     Layer.effect(
       Bridge,
       Effect.gen(function* () {
         const core = yield* ToCore
+        const host = makeNativeHost(nativeHost)
         /** One forwarded call; on a transport failure or a stale secret the connection goes. */
         const once = (method: DesktopMethod, params: unknown) =>
           Effect.gen(function* () {
@@ -90,7 +111,7 @@ export class Bridge extends Context.Service<Bridge, BridgeShape>()("pedelec/desk
           const { method, params } = yield* decode(DesktopRequest, request, "not a desktop request")
           const spec = DesktopMethods[method]
           const decoded = yield* decode(spec.params, params, `params of ${method}`)
-          const result = method === "app.info" ? app : yield* forward(method, decoded)
+          const result = yield* answerHere(app, host, method, decoded) ?? forward(method, decoded)
           return yield* Schema.encodeUnknownEffect(spec.result as unknown as Schema.Codec<unknown, unknown>)(result)
         })
         const call = (request: unknown): Effect.Effect<EncodedResponse> =>

@@ -3,14 +3,17 @@
  * (Bridge + ToCore, attach-only) behind the loopback transport, the built renderer it serves, and headless Chromium
  * through playwright-core with the flags apps/e2e uses. Also a host-role client, to act as a page would (create
  * and end sessions), a Core restart under the open window, and a screenshot of each screen into test/screenshots/.
+ * The bridge registers the native host as the app would, but for a user whose home is `<temp home>/user` (no
+ * browser detected until a test makes one's profile folder), so no test touches the real user's browsers.
  */
-import { mkdir, mkdtemp, readFile, realpath, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Origin } from "@pedelec/contracts/Ids"
 import { connectHost, type HostClient } from "@pedelec/core-client/CoreClient"
 import { pathsForHome } from "@pedelec/core-client/HomeLayout"
+import { osOf } from "@pedelec/host-registration/Browsers"
 import { type CoreProcess, startCoreProcess } from "@pedelec/test-kit/core/CoreProcess"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -22,6 +25,7 @@ import { afterAll, beforeAll } from "vitest"
 import { Bridge } from "../../src/bridge/Bridge.ts"
 import { Loopback, type LoopbackShape } from "../../src/bridge/Loopback.ts"
 import { attachOnly, ToCore } from "../../src/bridge/ToCore.ts"
+import type { NativeHostConfig } from "../../src/main/NativeHostSetup.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
 export const RENDERER = path.join(root, "apps/desktop-ui/dist")
@@ -40,6 +44,8 @@ export const ORIGIN = "http://127.0.0.1:5173" as Origin
 
 export interface Desk {
   readonly home: string
+  /** The native host as the bridge registers it: for the user `<home>/user`, with a stand-in host entry. */
+  readonly nativeHost: NativeHostConfig
   readonly core: () => CoreProcess
   readonly loopback: LoopbackShape
   readonly page: Page
@@ -52,10 +58,29 @@ export interface Desk {
   readonly shot: (name: string) => Promise<void>
 }
 
-const bridgeRuntime = (home: string) =>
+const nativeHostFor = async (home: string): Promise<NativeHostConfig> => {
+  const hostEntry = path.join(home, "app/pedelec-native-host.mjs")
+  await mkdir(path.dirname(hostEntry), { recursive: true })
+  await writeFile(hostEntry, "// the native host's stand-in: registration only checks it is there\n")
+  return {
+    os: osOf(process.platform),
+    homedir: path.join(home, "user"),
+    env: {},
+    nodePath: process.execPath,
+    electronRunAsNode: false,
+    hostEntry,
+    coreCommand: path.join(root, "apps/core-daemon/bin/pedelec-core"),
+    pedelecHome: home,
+    launcherDir: path.join(home, "bin")
+  }
+}
+
+const bridgeRuntime = (home: string, nativeHost: NativeHostConfig) =>
   ManagedRuntime.make(
     Loopback.layer({ staticDir: RENDERER }).pipe(
-      Layer.provide(Bridge.layer({ appVersion: "0.1.0", transport: "loopback", platform: process.platform })),
+      Layer.provide(
+        Bridge.layer({ appVersion: "0.1.0", transport: "loopback", platform: process.platform }, nativeHost)
+      ),
       Layer.provide(ToCore.layer({ locate: attachOnly(pathsForHome(home)), version: "0.1.0" }))
     )
   )
@@ -68,7 +93,8 @@ export const deskForFile = (): (() => Desk) => {
     const home = await realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-desk-")))
     const env = { PEDELEC_ENABLE_SCRIPTED: "1" }
     let core = await startCoreProcess({ home, env })
-    const runtime = bridgeRuntime(home)
+    const nativeHost = await nativeHostFor(home)
+    const runtime = bridgeRuntime(home, nativeHost)
     const loopback = await runtime.runPromise(Effect.service(Loopback))
     const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS })
     const page = await browser.newPage({ viewport: { width: 1280, height: 820 } })
@@ -79,6 +105,7 @@ export const deskForFile = (): (() => Desk) => {
       )
     desk = {
       home,
+      nativeHost,
       core: () => core,
       loopback,
       page,

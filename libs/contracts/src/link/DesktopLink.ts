@@ -4,7 +4,7 @@
  * A request is `{method, params}`; a call is answered `{ok:true, result}` or `{ok:false, error}`, a stream pushes
  * `{kind:"item", item}` until it ends with one `{kind:"end"}` or `{kind:"error", error}`. Each `desktop.*` method is
  * the Core RPC of the same tag (node/DesktopRole.ts), its params that RPC's payload, so the bridge forwards by
- * lookup; `app.*` methods main answers itself. Main decodes every request (anything else is INVALID_INPUT and
+ * lookup; `app.*` methods main answers itself (its own version, and the native host's registration). Main decodes every request (anything else is INVALID_INPUT and
  * changes nothing); the renderer decodes every result. The schemas of what the desktop role answers are defined
  * here, browser-safe; a test keeps them equal to DesktopRole's.
  */
@@ -47,11 +47,43 @@ export const AppInfo = Schema.Struct({
 })
 export type AppInfo = typeof AppInfo.Type
 
+/** The browsers whose native host registration Health shows (host-registration's BROWSERS, kept equal by the bridge). */
+export const NativeHostBrowser = Schema.Literals(["chrome", "chromium", "edge", "brave"])
+export type NativeHostBrowser = typeof NativeHostBrowser.Type
+
+const FilePath = Schema.String.check(Schema.isBetweenLength(1, 4096))
+
+/**
+ * One detected browser's registration of `com.pedelec.host`: `registered` (the manifest and the launcher are what
+ * this app would write now), `missing` (no manifest) or `stale` (a manifest or launcher from elsewhere: another
+ * install, a moved app), with why.
+ */
+export const NativeHostRegistration = Schema.Struct({
+  browser: NativeHostBrowser,
+  state: Schema.Literals(["registered", "missing", "stale"]),
+  manifestFile: FilePath,
+  reason: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(1024)))
+})
+export type NativeHostRegistration = typeof NativeHostRegistration.Type
+
+/** The native host as this app registers it; `supported` is false on an OS browsers give no user-level host. */
+export const NativeHostStatus = Schema.Struct({
+  supported: Schema.Boolean,
+  launcherFile: Schema.NullOr(FilePath),
+  hostEntry: FilePath,
+  browsers: Schema.Array(NativeHostRegistration)
+})
+export type NativeHostStatus = typeof NativeHostStatus.Type
+
 const method = <P extends Schema.Top, R extends Schema.Top>(params: P, result: R) => ({ params, result })
 
 /** Every call, with its params and result; a `desktop.*` method's params are the payload of the RPC of that tag. */
 export const DesktopMethods = {
   "app.info": method(Empty, AppInfo),
+  /** Each detected browser's registration, read from the files (nothing written). */
+  "app.native_host.status": method(Empty, NativeHostStatus),
+  /** Writes the launcher and this browser's manifest as the app would at start (Register, and Repair of a stale one). */
+  "app.native_host.register": method(Schema.Struct({ browser: NativeHostBrowser }), NativeHostStatus),
   "desktop.status": method(Empty, CoreStatus),
   "desktop.settings.get": method(Empty, PublicSettings),
   "desktop.settings.set": method(Schema.Struct({ settings: Settings }), PublicSettings),
