@@ -1,10 +1,15 @@
 /**
- * About — the app's and Core's versions, `PEDELEC_HOME`, Core's pid and uptime, its socket and where the logs are.
- * Native host registration and the self-test (the rest of Health) are not here yet.
+ * About (Health) — the version of every part (the app, Core, the protocol), `PEDELEC_HOME`, Core's pid and uptime,
+ * its socket and where the logs are; the native host's registration per detected browser (registered / missing /
+ * stale, with Register and Repair, answered by main: HealthNativeHost.tsx); and the self-test's command to copy, since
+ * it needs a browser this window cannot drive.
  */
+import type { CoreStatus } from "@pedelec/contracts/Desktop"
+import type { AppInfo } from "@pedelec/contracts/link/DesktopLink"
 import { useCallback } from "preact/hooks"
 import { call } from "../bridge/Desktop.ts"
-import { ErrorNote, Loading, ScreenHeader, useLoad } from "../ui/Kit.tsx"
+import { CopyButton, ErrorNote, type Loaded, Loading, ScreenHeader, useLoad } from "../ui/Kit.tsx"
+import { NativeHost } from "./HealthNativeHost.tsx"
 
 const uptime = (ms: number) => {
   const minutes = Math.floor(ms / 60_000)
@@ -15,6 +20,68 @@ const uptime = (ms: number) => {
       : `${Math.floor(minutes / 60)} h ${minutes % 60} min`
 }
 
+const SELF_TEST = "npm start -- --self-test"
+
+const Path = ({ value }: { readonly value: string }) => (
+  <dd class="mono with-copy">
+    <span>{value}</span>
+    <CopyButton text={value} />
+  </dd>
+)
+
+const Versions = ({ status, app }: { readonly status: CoreStatus; readonly app: Loaded<AppInfo> }) => (
+  <section class="panel">
+    <h2>Versions</h2>
+    <dl class="facts wide">
+      <dt>Desktop app</dt>
+      <dd class="mono">
+        {app.state === "ready" ? `${app.value.appVersion} (${app.value.transport}, ${app.value.platform})` : "—"}
+      </dd>
+      <dt>Core</dt>
+      <dd class="mono">{status.coreVersion}</dd>
+      <dt>Protocol</dt>
+      <dd class="mono">{status.protocolVersion}</dd>
+    </dl>
+  </section>
+)
+
+const Core = ({ status }: { readonly status: CoreStatus }) => (
+  <section class="panel">
+    <h2>Core</h2>
+    <dl class="facts wide">
+      <dt>Process</dt>
+      <dd class="mono">
+        pid {status.pid} · up {uptime(status.now - status.startedAt)}
+      </dd>
+      <dt>Live sessions</dt>
+      <dd>{status.liveSessions}</dd>
+      <dt>PEDELEC_HOME</dt>
+      <Path value={status.home} />
+      <dt>Socket</dt>
+      <Path value={status.socketPath} />
+      <dt>Logs</dt>
+      <Path value={status.logsDir} />
+    </dl>
+    <p class="hint">One log per session, named by its id (a .jsonl file of its events).</p>
+  </section>
+)
+
+const SelfTest = () => (
+  <section class="panel" data-part="self-test">
+    <h2>Self-test</h2>
+    <p>
+      The self-test runs the whole chain once (extension, approval, native host, Core, a session, a turn with one tool
+      call, its end) with the scripted test agent in a temporary home, and prints each hop with its latency, or the hop
+      that failed and what to do. It drives its own headless Chromium, which this window cannot, so run it in a terminal
+      in the Pedelec folder:
+    </p>
+    <div class="command">
+      <code>{SELF_TEST}</code>
+      <CopyButton text={SELF_TEST} />
+    </div>
+  </section>
+)
+
 export const About = () => {
   const loadStatus = useCallback(() => call("desktop.status", {}), [])
   const loadApp = useCallback(() => call("app.info", {}), [])
@@ -22,35 +89,17 @@ export const About = () => {
   const [app] = useLoad(loadApp)
   return (
     <div class="screen" data-screen="about">
-      <ScreenHeader title="About" subtitle="What runs, and where it keeps its files." />
+      <ScreenHeader title="About" subtitle="What runs, where it keeps its files, and whether browsers can reach it." />
       {status.state === "loading" ? <Loading label="Asking Core…" /> : null}
       {status.state === "failed" ? <ErrorNote error={status.error} onRetry={() => void reload()} /> : null}
       {status.state === "ready" ? (
-        <section class="panel">
-          <dl class="facts wide">
-            <dt>Desktop app</dt>
-            <dd class="mono">
-              {app.state === "ready" ? `${app.value.appVersion} (${app.value.transport}, ${app.value.platform})` : "—"}
-            </dd>
-            <dt>Core</dt>
-            <dd class="mono">
-              {status.value.coreVersion} · protocol {status.value.protocolVersion}
-            </dd>
-            <dt>Core process</dt>
-            <dd class="mono">
-              pid {status.value.pid} · up {uptime(status.value.now - status.value.startedAt)}
-            </dd>
-            <dt>Live sessions</dt>
-            <dd>{status.value.liveSessions}</dd>
-            <dt>PEDELEC_HOME</dt>
-            <dd class="mono">{status.value.home}</dd>
-            <dt>Socket</dt>
-            <dd class="mono">{status.value.socketPath}</dd>
-            <dt>Logs</dt>
-            <dd class="mono">{status.value.logsDir}</dd>
-          </dl>
-        </section>
+        <>
+          <Versions status={status.value} app={app} />
+          <Core status={status.value} />
+        </>
       ) : null}
+      <NativeHost />
+      <SelfTest />
     </div>
   )
 }

@@ -7,15 +7,19 @@ import { signal } from "@preact/signals"
 import type { FunctionComponent } from "preact"
 import { connection, lostBecause } from "../bridge/Desktop.ts"
 import { About } from "../screens/About.tsx"
+import { Effort } from "../screens/Effort.tsx"
 import { Providers } from "../screens/Providers.tsx"
 import { Sessions } from "../screens/Sessions.tsx"
 import { Settings } from "../screens/Settings.tsx"
+import { Sites } from "../screens/Sites.tsx"
 import { unsavedChanges } from "./Unsaved.ts"
 
 const SCREENS = {
   providers: { title: "Providers", view: Providers },
   settings: { title: "Settings", view: Settings },
+  effort: { title: "Effort", view: Effort },
   sessions: { title: "Sessions", view: Sessions },
+  sites: { title: "Sites", view: Sites },
   about: { title: "About", view: About }
 } as const satisfies Record<string, { readonly title: string; readonly view: FunctionComponent }>
 type ScreenName = keyof typeof SCREENS
