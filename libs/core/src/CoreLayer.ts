@@ -14,6 +14,7 @@ import { CoreLock } from "./CoreLock.ts"
 import { CorePaths } from "./CorePaths.ts"
 import { CoreSecretLive, CoreServerLayer } from "./CoreServer.ts"
 import { EventLog } from "./EventLog.ts"
+import { NodeShim } from "./NodeShim.ts"
 import { OllamaProbe } from "./OllamaProbe.ts"
 import { ProviderChoice } from "./ProviderChoice.ts"
 import { Providers } from "./Providers.ts"
@@ -25,7 +26,7 @@ import { ToolRouter } from "./ToolRouter.ts"
 import { TurnRunner } from "./TurnRunner.ts"
 import { Workspaces } from "./Workspaces.ts"
 
-const Stores = Layer.mergeAll(SettingsStore.layer, Workspaces.layer, EventLog.layer, SessionStore.layer)
+const Stores = Layer.mergeAll(SettingsStore.layer, Workspaces.layer, EventLog.layer, SessionStore.layer, NodeShim.layer)
 
 /** Sessions and what they run on, over a provider registry (Core's own, or a test's adapters). */
 export const sessionMachinery = <E, R>(providers: Layer.Layer<Providers, E, R>) =>

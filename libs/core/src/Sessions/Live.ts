@@ -17,6 +17,7 @@ import * as Scope from "effect/Scope"
 import { CoreConfig } from "../CoreConfig.ts"
 import { CorePaths } from "../CorePaths.ts"
 import { EventLog } from "../EventLog.ts"
+import { NodeShim } from "../NodeShim.ts"
 import { ProviderChoice } from "../ProviderChoice.ts"
 import { Providers } from "../Providers.ts"
 import { type EndReason, isEnding, type Session } from "../Session.ts"
@@ -38,6 +39,7 @@ export const sessionDeps = [
   CorePaths,
   EventLog,
   FileSystem.FileSystem,
+  NodeShim,
   ProviderChoice,
   Providers,
   SessionEvents,
@@ -52,6 +54,7 @@ export type SessionDeps =
   | CorePaths
   | EventLog
   | FileSystem.FileSystem
+  | NodeShim
   | ProviderChoice
   | Providers
   | SessionEvents

@@ -19,6 +19,7 @@ import * as Scope from "effect/Scope"
 import { CoreConfig } from "../CoreConfig.ts"
 import { CorePaths } from "../CorePaths.ts"
 import { mintTurnId } from "../Mint.ts"
+import { NodeShim } from "../NodeShim.ts"
 import { freshSessionPrompt } from "../Prompt.ts"
 import { isEnding, type Session, setStatus, updateRecord } from "../Session.ts"
 import { SessionEvents } from "../SessionEvents.ts"
@@ -162,7 +163,11 @@ const agentEnv = Effect.fnUntraced(function* (session: Session) {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined)
   )
-  const path = config.binDir ? `${config.binDir}${delimiter}${process.env.PATH ?? ""}` : (process.env.PATH ?? "")
+  const shim = (yield* NodeShim).dir
+  // pedelec-cli first, so the agent runs ours; the node shim last, so a user's own node wins (NodeShim).
+  const path = [config.binDir, process.env.PATH, shim]
+    .filter((part) => part !== undefined && part !== "")
+    .join(delimiter)
   return {
     ...inherited,
     ...record.effortProfile.env,
