@@ -40,7 +40,7 @@ const Row = (props: {
         <span class="mono small">{row.manifestFile}</span>
         {row.reason === undefined ? null : <span class="reason">{row.reason}</span>}
       </td>
-      <td class="row-actions">
+      <td class="cell-actions">
         {action === undefined ? null : (
           <button
             type="button"

@@ -122,7 +122,7 @@ const SiteRow = (props: {
       <td class="origin">{site.origin}</td>
       <td>{site.liveSessions === 0 ? <span class="muted">none</span> : site.liveSessions}</td>
       <td>{site.fullAccess ? <Badge tone="warn">Full access</Badge> : <Badge tone="neutral">Sandboxed</Badge>}</td>
-      <td class="row-actions">
+      <td class="cell-actions">
         {site.fullAccess ? (
           <button type="button" class="button small" disabled={props.busy} onClick={() => props.onOff(site)}>
             Turn off full access
