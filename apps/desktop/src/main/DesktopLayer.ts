@@ -37,9 +37,16 @@ const Core = Layer.unwrap(
   CoreAccess.use((access) => Effect.succeed(ToCore.layer({ locate: access.ensure, version: APP_VERSION })))
 )
 
-const Served = Layer.effectDiscard(serveBridge).pipe(
-  Layer.provide(Bridge.layer({ appVersion: APP_VERSION, transport: "electron", platform: process.platform }))
+/** Health's Register and Repair write what main registers at start: the same DesktopConfig. */
+const AppBridge = Layer.unwrap(
+  DesktopConfig.use((config) =>
+    Effect.succeed(
+      Bridge.layer({ appVersion: APP_VERSION, transport: "electron", platform: process.platform }, config.nativeHost)
+    )
+  )
 )
+
+const Served = Layer.effectDiscard(serveBridge).pipe(Layer.provide(AppBridge))
 
 export const DesktopLayer = Layer.mergeAll(Served, CoreSessions.layer).pipe(
   Layer.provideMerge(Core),
