@@ -2,14 +2,17 @@
  * Sessions — every live session of every origin (origin, provider, model, effort, status, workspace, started, last
  * activity) with End. The list is `desktop.events.watch`: the sessions live when it began, each one that goes
  * live, and every event — a session goes from the list at its `ended` event, so one a page ends disappears at once.
- * After a reconnect the watch starts again and its first item replaces the list. Ending is Core's.
+ * After a reconnect the watch starts again and its first item replaces the list. Ending is Core's; a row's Events
+ * opens the event monitor (Monitor.tsx) on that session.
  */
 import type { DesktopSession, WatchItem } from "@pedelec/contracts/Desktop"
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import type { SessionStatus } from "@pedelec/contracts/Session"
 import { useEffect, useState } from "preact/hooks"
 import { call, generation, watch } from "../bridge/Desktop.ts"
+import { go } from "../ui/App.tsx"
 import { ago, Badge, Empty, ErrorNote, Loading, ScreenHeader, type Tone } from "../ui/Kit.tsx"
+import { showEvents } from "./Monitor.tsx"
 
 type Live = ReadonlyArray<DesktopSession>
 
@@ -50,6 +53,12 @@ const STATUS_WORDS: Readonly<Record<SessionStatus, string>> = {
 const time = (at: number) =>
   new Date(at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })
 
+/** The event monitor, narrowed to this session. */
+const openEvents = (session: DesktopSession) => {
+  showEvents(session.sessionId)
+  go("monitor")
+}
+
 const Row = (props: {
   readonly session: DesktopSession
   readonly now: number
@@ -72,9 +81,14 @@ const Row = (props: {
       <td>{time(session.createdAt)}</td>
       <td>{ago(session.lastActivityAt, props.now)}</td>
       <td>
-        <button type="button" class="button small danger" onClick={() => props.onEnd(session)}>
-          End
-        </button>
+        <div class="row-actions">
+          <button type="button" class="button small" onClick={() => openEvents(session)}>
+            Events
+          </button>
+          <button type="button" class="button small danger" onClick={() => props.onEnd(session)}>
+            End
+          </button>
+        </div>
       </td>
     </tr>
   )

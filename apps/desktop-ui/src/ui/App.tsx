@@ -8,6 +8,7 @@ import type { FunctionComponent } from "preact"
 import { connection, lostBecause } from "../bridge/Desktop.ts"
 import { About } from "../screens/About.tsx"
 import { Effort } from "../screens/Effort.tsx"
+import { Monitor } from "../screens/Monitor.tsx"
 import { Providers } from "../screens/Providers.tsx"
 import { Sessions } from "../screens/Sessions.tsx"
 import { Settings } from "../screens/Settings.tsx"
@@ -19,6 +20,7 @@ const SCREENS = {
   settings: { title: "Settings", view: Settings },
   effort: { title: "Effort", view: Effort },
   sessions: { title: "Sessions", view: Sessions },
+  monitor: { title: "Monitor", view: Monitor },
   sites: { title: "Sites", view: Sites },
   about: { title: "About", view: About }
 } as const satisfies Record<string, { readonly title: string; readonly view: FunctionComponent }>
@@ -28,7 +30,8 @@ const current = signal<ScreenName>("providers")
 /** Where the user asked to go while the screen had unsaved changes. */
 const leaving = signal<ScreenName | undefined>(undefined)
 
-const go = (name: ScreenName) => {
+/** Shows a screen (asking first when this one has unsaved changes); a screen's action may lead to another. */
+export const go = (name: ScreenName) => {
   if (name === current.value) return
   if (unsavedChanges.value) leaving.value = name
   else current.value = name
