@@ -252,6 +252,11 @@ describe("Event monitor", () => {
     const session = await drive()
     const deltas = Array.from({ length: 10_000 }, (_, i) => `delta word-${i} `)
     await session.turn(script(...deltas), 120_000)
+    const completed = session.seen.find((e) => e.type === "turn_completed")
+    expect(completed?.type === "turn_completed" ? [completed.reason, completed.error?.code] : []).toEqual([
+      "completed",
+      undefined
+    ])
     expect(session.seen.length).toBeGreaterThanOrEqual(10_000)
     await open(desk(), "Monitor")
     await page.locator("#mon-session").selectOption(session.sessionId)
