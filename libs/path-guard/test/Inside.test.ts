@@ -41,11 +41,11 @@ describe("isInside", () => {
 
   it("reads Windows paths: either separator, any case, another drive outside", () => {
     const win = rulesOf("win32")
-    expect(isInside("C:\\Work\\Site", "c:/work/site/src", win)).toBe(true)
-    expect(isInside("C:\\Work\\Site", "C:\\Work\\Site", win)).toBe(true)
-    expect(isInside("C:\\Work\\Site", "C:\\Work\\Sites", win)).toBe(false)
-    expect(isInside("C:\\Work\\Site", "D:\\Work\\Site", win)).toBe(false)
-    expect(isInside("C:\\Work", "\\Work\\x", win)).toBe(false)
+    expect(isInside("C:\\Proj\\Site", "c:/proj/site/src", win)).toBe(true)
+    expect(isInside("C:\\Proj\\Site", "C:\\Proj\\Site", win)).toBe(true)
+    expect(isInside("C:\\Proj\\Site", "C:\\Proj\\Sites", win)).toBe(false)
+    expect(isInside("C:\\Proj\\Site", "D:\\Proj\\Site", win)).toBe(false)
+    expect(isInside("C:\\Proj", "\\Proj\\x", win)).toBe(false)
     expect(isInside("\\\\server\\share", "\\\\server\\share\\x", win)).toBe(true)
   })
 })

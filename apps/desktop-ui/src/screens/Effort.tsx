@@ -12,6 +12,7 @@ import type { PublicSettings } from "@pedelec/contracts/Settings"
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { call } from "../bridge/Desktop.ts"
 import { Badge, Empty, ErrorNote, Field, Loading, ScreenHeader, useLoad } from "../ui/Kit.tsx"
+import { SaveBar, useUnsaved } from "../ui/SaveBar.tsx"
 import { unsavedChanges } from "../ui/Unsaved.ts"
 import {
   defaultLevel,
@@ -159,37 +160,6 @@ const NoKnob = ({ description }: { readonly description: EffortDescription }) =>
     </p>
   </section>
 )
-
-const SaveBar = (props: {
-  readonly invalid: boolean
-  readonly saving: boolean
-  readonly onSave: () => void
-  readonly onDiscard: () => void
-}) => (
-  <section class="save-bar" aria-label="Unsaved changes">
-    <span>{props.invalid ? "Fix the fields marked in red to save." : "You have unsaved changes."}</span>
-    <div class="actions">
-      <button type="button" class="button" onClick={props.onDiscard}>
-        Discard
-      </button>
-      <button type="button" class="button primary" onClick={props.onSave} disabled={props.invalid || props.saving}>
-        {props.saving ? "Saving…" : "Save"}
-      </button>
-    </div>
-  </section>
-)
-
-const useUnsaved = (dirty: boolean) => {
-  useEffect(() => {
-    unsavedChanges.value = dirty
-  }, [dirty])
-  useEffect(
-    () => () => {
-      unsavedChanges.value = false
-    },
-    []
-  )
-}
 
 const hasProblem = (draft: ProviderDraft, checks: Checks) =>
   EFFORT_LEVELS.some((level) => checks[level]?.state !== "ok" || modelProblem(draft[level]) !== undefined)

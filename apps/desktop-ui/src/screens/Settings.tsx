@@ -11,10 +11,10 @@ import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import { EFFORT_LEVELS, type ProviderInfo } from "@pedelec/contracts/Provider"
 import type { PublicSettings } from "@pedelec/contracts/Settings"
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks"
+import { useCallback, useMemo, useState } from "preact/hooks"
 import { call } from "../bridge/Desktop.ts"
 import { ErrorNote, Field, Loading, ScreenHeader, useLoad } from "../ui/Kit.tsx"
-import { unsavedChanges } from "../ui/Unsaved.ts"
+import { SaveBar, useUnsaved } from "../ui/SaveBar.tsx"
 import { check, type Draft, draftOf, type FieldErrors, sameDraft, settingsOf } from "./SettingsForm.ts"
 
 type Edit = (change: Partial<Draft>) => void
@@ -242,27 +242,6 @@ const Ollama = (props: {
   )
 }
 
-const SaveBar = (props: {
-  readonly dirty: boolean
-  readonly invalid: boolean
-  readonly saving: boolean
-  readonly onSave: () => void
-  readonly onDiscard: () => void
-}) =>
-  props.dirty ? (
-    <section class="save-bar" aria-label="Unsaved changes">
-      <span>{props.invalid ? "Fix the fields marked in red to save." : "You have unsaved changes."}</span>
-      <div class="actions">
-        <button type="button" class="button" onClick={props.onDiscard}>
-          Discard
-        </button>
-        <button type="button" class="button primary" onClick={props.onSave} disabled={props.invalid || props.saving}>
-          {props.saving ? "Saving…" : "Save"}
-        </button>
-      </div>
-    </section>
-  ) : null
-
 const save = async (settings: PublicSettings, draft: Draft) => {
   const stored = await call("desktop.settings.set", { settings: settingsOf(settings, draft) })
   if (!stored.ok || draft.apiKey === "") return stored
@@ -280,15 +259,7 @@ const Editor = (props: {
   const [error, setError] = useState<PedelecErrorWire | undefined>(undefined)
   const errors = useMemo(() => check(draft), [draft])
   const dirty = !sameDraft(draft, saved)
-  useEffect(() => {
-    unsavedChanges.value = dirty
-  }, [dirty])
-  useEffect(
-    () => () => {
-      unsavedChanges.value = false
-    },
-    []
-  )
+  useUnsaved(dirty)
   const edit: Edit = (change) => setDraft((current) => ({ ...current, ...change }))
   const onSave = async () => {
     setSaving(true)
@@ -307,13 +278,14 @@ const Editor = (props: {
       )}
       <Defaults draft={draft} errors={errors} providers={props.providers} edit={edit} />
       <Ollama draft={draft} errors={errors} keySet={props.settings.secretsSet.ollamaApiKey} edit={edit} />
-      <SaveBar
-        dirty={dirty}
-        invalid={Object.keys(errors).length > 0}
-        saving={saving}
-        onSave={() => void onSave()}
-        onDiscard={() => setDraft(saved)}
-      />
+      {dirty ? (
+        <SaveBar
+          invalid={Object.keys(errors).length > 0}
+          saving={saving}
+          onSave={() => void onSave()}
+          onDiscard={() => setDraft(saved)}
+        />
+      ) : null}
     </form>
   )
 }
