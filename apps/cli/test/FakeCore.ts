@@ -9,6 +9,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import os from "node:os"
 import path from "node:path"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import type { LocalProvider } from "@pedelec/contracts/Desktop"
 import type { LaunchSecret, SessionCapability, SessionId } from "@pedelec/contracts/Ids"
 import { AgentAuth, AgentCaller, AgentRpcs, type ToolSpec } from "@pedelec/contracts/node/AgentLink"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
@@ -16,7 +17,6 @@ import { AUTH_HEADERS, type CoreRuntimeInfo, HelloRpcs } from "@pedelec/contract
 import { DesktopAuth, DesktopCaller, DesktopRpcs } from "@pedelec/contracts/node/DesktopRole"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
-import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import { DEFAULT_SETTINGS, type PublicSettings, type SecretName } from "@pedelec/contracts/Settings"
 import { pathsForHome } from "@pedelec/core-client/HomeLayout"
 import { layerNdjson } from "@pedelec/core-client/Ndjson"
@@ -56,7 +56,7 @@ export const BIG_RESULT: CliOutput = {
   preview: '{"rows":[1,2,3'
 }
 
-export const PROVIDERS: ReadonlyArray<ProviderInfo> = [
+export const PROVIDERS: ReadonlyArray<LocalProvider> = [
   {
     code: "codex",
     name: "Codex CLI",
@@ -64,7 +64,8 @@ export const PROVIDERS: ReadonlyArray<ProviderInfo> = [
     version: "0.171.0",
     error: null,
     experimental: false,
-    effort: { supported: true }
+    effort: { supported: true },
+    location: "/opt/codex/bin/codex"
   },
   {
     code: "cursor",
@@ -73,7 +74,8 @@ export const PROVIDERS: ReadonlyArray<ProviderInfo> = [
     version: null,
     error: "cursor-agent was not found on PATH",
     experimental: true,
-    effort: { supported: false, note: "no reasoning flag" }
+    effort: { supported: false, note: "no reasoning flag" },
+    location: null
   }
 ]
 

@@ -4,6 +4,7 @@
 // watch of every session that holds no lease, and the full-access opt-in. Also: the host role cannot write settings.
 import { readFile, stat } from "node:fs/promises"
 import net from "node:net"
+import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { WatchItem } from "@pedelec/contracts/Desktop"
 import type { SessionEvent } from "@pedelec/contracts/Events"
@@ -169,13 +170,16 @@ describe("the desktop role", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("providers: listed, and again after a rescan", () =>
+  it.effect("providers: listed with where each was found, and again after a rescan", () =>
     Effect.gen(function* () {
       const desktop = yield* desktopClient(core.info)
       for (const rescan of [false, true]) {
         const listed = yield* desktop["desktop.providers.list"]({ rescan })
-        assert.isTrue(listed.find((info) => info.code === "scripted")?.available)
-        assert.isDefined(listed.find((info) => info.code === "codex"))
+        const scripted = listed.find((info) => info.code === "scripted")
+        assert.isTrue(scripted?.available)
+        assert.isTrue(path.isAbsolute(scripted?.location ?? ""), String(scripted?.location))
+        const codex = listed.find((info) => info.code === "codex")
+        assert.strictEqual(codex?.location === null, !codex?.available)
       }
     }).pipe(Effect.scoped)
   )

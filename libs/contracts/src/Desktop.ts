@@ -1,13 +1,13 @@
 /**
  * Desktop — the vocabulary the desktop app and Core share: the Core status Health shows, a live session as the
- * Sessions screen lists it, a provider's effort knob and a checked profile's preview, an Ollama server's models, a
+ * Sessions screen lists it, a provider with where it was found, its effort knob and a checked profile's preview, an Ollama server's models, a
  * page of logged events and the all-sessions watch. Browser-safe, so the renderer's link (link/DesktopLink.ts) and
  * Core's desktop role (node/DesktopRole.ts) both use these same Schemas; it defines no method of either link.
  */
 import * as Schema from "effect/Schema"
 import { SessionEvent } from "./Events.ts"
 import { ProtocolVersion } from "./Protocol.ts"
-import { EffortLevel, EffortProfile, EffortSupport, ModelName, ProviderCode } from "./Provider.ts"
+import { EffortLevel, EffortProfile, EffortSupport, ModelName, ProviderCode, ProviderInfo } from "./Provider.ts"
 import { AbsolutePath, SessionInfo } from "./Session.ts"
 import { HttpUrl } from "./Settings.ts"
 
@@ -30,6 +30,17 @@ export const CoreStatus = Schema.Struct({
   liveSessions: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 })
 export type CoreStatus = typeof CoreStatus.Type
+
+/**
+ * A provider as this machine has it: what `listProviders()` shows, plus where it was found: the CLI's executable
+ * (the copy sessions start) or the Ollama server's URL; null when nothing was found. Only the desktop role carries
+ * it: a page learns nothing of the user's file system, since the host role's `ProviderInfo` encodes without it.
+ */
+export const LocalProvider = Schema.Struct({
+  ...ProviderInfo.fields,
+  location: Schema.NullOr(Schema.String.check(Schema.isBetweenLength(1, 4096)))
+})
+export type LocalProvider = typeof LocalProvider.Type
 
 /** A live session of any origin, with when its last event was published (its creation when it has none yet). */
 export const DesktopSession = Schema.Struct({ ...SessionInfo.fields, lastActivityAt: Millis })

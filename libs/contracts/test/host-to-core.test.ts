@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import type { LocalProvider } from "../src/Desktop.ts"
 import { Origin } from "../src/Ids.ts"
 import {
   type CoreCallMethod,
@@ -87,4 +88,23 @@ describe("the page result takes what Core answers", () => {
       { arbitrary: { runs: RUNS } }
     )
   }
+})
+
+describe("what a page never learns", () => {
+  it("a provider found on this machine reaches the host role without where it was found", () => {
+    const found: LocalProvider = {
+      code: "codex",
+      name: "Codex CLI",
+      available: true,
+      version: "0.171.0",
+      error: null,
+      experimental: false,
+      effort: { supported: true },
+      location: "/home/someone/.local/bin/codex"
+    }
+    const listed = rpcSuccess(rpcOf("providers.list")) as AnyCodec
+    const wire = JSON.stringify(Schema.encodeUnknownSync(listed)([found]))
+    assert.notInclude(wire, "location")
+    assert.notInclude(wire, "/home/someone")
+  })
 })

@@ -151,6 +151,7 @@ const NAMED = {
   "Desktop.AfterSeq": Desktop.AfterSeq,
   "Desktop.CoreStatus": Desktop.CoreStatus,
   "Desktop.DesktopSession": Desktop.DesktopSession,
+  "Desktop.LocalProvider": Desktop.LocalProvider,
   "Desktop.EffortDescription": Desktop.EffortDescription,
   "Desktop.EffortPreview": Desktop.EffortPreview,
   "Desktop.OllamaModel": Desktop.OllamaModel,

@@ -7,8 +7,9 @@
  */
 import { existsSync } from "node:fs"
 import path from "node:path"
+import type { LocalProvider } from "@pedelec/contracts/Desktop"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { ProviderCode } from "@pedelec/contracts/Provider"
 import { AntigravityAdapter } from "@pedelec/providers/antigravity/AntigravityAdapter"
 import { ClaudeAdapter } from "@pedelec/providers/claude/ClaudeAdapter"
 import { CodexAdapter } from "@pedelec/providers/codex/CodexAdapter"
@@ -56,7 +57,7 @@ const detectionCache = (byCode: ReadonlyMap<ProviderCode, ProviderAdapter>) =>
   })
 
 /** A rescan forgets what was found; a look still running is kept, so the rescan joins it rather than start another. */
-const forget = Effect.fnUntraced(function* (detections: Cache.Cache<ProviderCode, ProviderInfo>, code: ProviderCode) {
+const forget = Effect.fnUntraced(function* (detections: Cache.Cache<ProviderCode, LocalProvider>, code: ProviderCode) {
   if (Option.isSome(yield* Cache.getSuccess(detections, code))) yield* Cache.invalidate(detections, code)
 })
 
@@ -65,8 +66,8 @@ export class Providers extends Context.Service<
   {
     readonly adapter: (code: ProviderCode) => Effect.Effect<ProviderAdapter, PedelecError>
     /** Detection of one provider, cached. */
-    readonly info: (code: ProviderCode) => Effect.Effect<ProviderInfo, PedelecError>
-    readonly list: (rescan: boolean) => Effect.Effect<ReadonlyArray<ProviderInfo>>
+    readonly info: (code: ProviderCode) => Effect.Effect<LocalProvider, PedelecError>
+    readonly list: (rescan: boolean) => Effect.Effect<ReadonlyArray<LocalProvider>>
     /** The adapters Core can run, in listing order (no detection). */
     readonly adapters: ReadonlyArray<ProviderAdapter>
   }

@@ -2,7 +2,8 @@
 // time (the start scan, info and a rescan during a look share it), a found provider kept until a rescan, a provider
 // not found looked for again, an unknown code refused, and the scripted agent only when enabled.
 import { assert, describe, it } from "@effect/vitest"
-import type { ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { LocalProvider } from "@pedelec/contracts/Desktop"
+import type { ProviderCode } from "@pedelec/contracts/Provider"
 import { NO_EFFORT_PROFILES, type ProviderAdapter } from "@pedelec/providers/Provider"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -29,7 +30,15 @@ const fake = Effect.fnUntraced(function* (code: ProviderCode, initially: { avail
   const detect = Effect.suspend(() => {
     looks++
     return Deferred.await(gate).pipe(
-      Effect.map((): ProviderInfo => ({ ...about, available, version: null, error: available ? null : "missing" }))
+      Effect.map(
+        (): LocalProvider => ({
+          ...about,
+          available,
+          version: null,
+          error: available ? null : "missing",
+          location: null
+        })
+      )
     )
   })
   const adapter: ProviderAdapter = {

@@ -2,12 +2,13 @@
  * Discovery — finds an agent CLI the way a user's machine has it: every directory of PATH, then the usual per-OS
  * install folders (a desktop app started from the dock does not inherit the shell's PATH, so `~/.local/bin` or
  * Homebrew's folder may be missing from it). Each candidate is asked `--version`; the newest wins, and the path
- * order breaks ties. `detected` turns the result into an adapter's `ProviderInfo`; running the CLI is the adapter's.
+ * order breaks ties. `detected` turns the result into an adapter's `LocalProvider`; running the CLI is the adapter's.
  */
 import { execFile } from "node:child_process"
 import { constants } from "node:fs"
 import { access, realpath } from "node:fs/promises"
 import path from "node:path"
+import type { LocalProvider } from "@pedelec/contracts/Desktop"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 
@@ -145,7 +146,7 @@ const unansweredMessage = (files: ReadonlyArray<string>, args: ReadonlyArray<str
 
 export interface Detected {
   /** Looks again (a rescan) and reports what `listProviders()` shows. */
-  readonly detect: Effect.Effect<ProviderInfo>
+  readonly detect: Effect.Effect<LocalProvider>
   /** The CLI a session starts: the one found last, else a fresh look. */
   readonly cli: Effect.Effect<FoundCli | undefined>
 }
@@ -161,10 +162,11 @@ export const detected = (
   const look = Effect.promise(() => discoverAll(spec, env ?? process.env, process.platform)).pipe(
     Effect.tap((discovered) => Effect.sync(() => (found = discovered.best)))
   )
-  const detect = Effect.map(look, ({ best, unanswered }): ProviderInfo => {
-    if (best !== undefined) return { ...about, available: true, version: best.version, error: null }
+  const detect = Effect.map(look, ({ best, unanswered }): LocalProvider => {
+    if (best !== undefined)
+      return { ...about, available: true, version: best.version, error: null, location: best.path }
     const error = unanswered.length > 0 ? unansweredMessage(unanswered, spec.versionArgs) : notFound
-    return { ...about, available: false, version: null, error }
+    return { ...about, available: false, version: null, error, location: null }
   })
   const find = Effect.map(look, (discovered) => discovered.best)
   return { detect, cli: Effect.suspend(() => (found === undefined ? find : Effect.succeed(found))) }

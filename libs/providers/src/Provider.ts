@@ -5,10 +5,11 @@
  * tool routing or stall timeouts: Core owns those.
  */
 
+import type { LocalProvider } from "@pedelec/contracts/Desktop"
 import type { SessionId } from "@pedelec/contracts/Ids"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { EffortLevel, EffortProfile, EffortSupport, ProviderCode, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { EffortLevel, EffortProfile, EffortSupport, ProviderCode } from "@pedelec/contracts/Provider"
 import type { TurnKind } from "@pedelec/contracts/Session"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -97,8 +98,8 @@ export interface ProviderAdapter {
   readonly toolsAsFunctions?: boolean
   /** Used for a level the user's settings do not define; each token passes `effortAllowList`. */
   readonly defaultEffort: DefaultEffortProfiles
-  /** Finds the CLI (PATH plus the usual install folders) and reports version and availability. */
-  readonly detect: Effect.Effect<ProviderInfo>
+  /** Finds the CLI (PATH plus the usual install folders) and reports version, availability and where it is. */
+  readonly detect: Effect.Effect<LocalProvider>
   /** Acquires a session process in the caller's scope; closing the scope leaves no process behind. */
   readonly start: (options: SessionProcessOptions) => Effect.Effect<SessionProcess, PedelecError, Scope.Scope>
 }

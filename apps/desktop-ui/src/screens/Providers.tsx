@@ -1,12 +1,12 @@
 /**
- * Providers — every agent CLI Core can run: found or not, its version, whether it is experimental, whether it has
- * an effort knob, and for a missing one Core's own words on how to install it and sign in (each `command` in them
+ * Providers — every agent CLI Core can run: found or not, its version, where it was found (the copy sessions start,
+ * or Ollama's server), whether it is experimental, whether it has an effort knob, and for a missing one Core's own words on how to install it and sign in (each `command` in them
  * copyable); Rescan; the default provider (stored in settings.json through the desktop role). What a provider is
  * and how it is found is Core's (libs/providers); this screen only shows and asks.
  */
 
+import type { LocalProvider } from "@pedelec/contracts/Desktop"
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
-import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import type { PublicSettings } from "@pedelec/contracts/Settings"
 import { useCallback, useState } from "preact/hooks"
 import { call } from "../bridge/Desktop.ts"
@@ -42,7 +42,7 @@ const Explained = ({ text }: { readonly text: string }) => {
   )
 }
 
-const ProviderCard = ({ provider, isDefault }: { readonly provider: ProviderInfo; readonly isDefault: boolean }) => (
+const ProviderCard = ({ provider, isDefault }: { readonly provider: LocalProvider; readonly isDefault: boolean }) => (
   <li class="card provider" data-provider={provider.code}>
     <div class="card-head">
       <div>
@@ -58,6 +58,15 @@ const ProviderCard = ({ provider, isDefault }: { readonly provider: ProviderInfo
     <dl class="facts">
       <dt>Version</dt>
       <dd class="mono">{provider.version ?? "—"}</dd>
+      {provider.location === null ? null : (
+        <>
+          <dt>{provider.code === "ollama" ? "Server" : "Path"}</dt>
+          <dd class="mono with-copy" data-part="location">
+            <span title={provider.location}>{provider.location}</span>
+            <CopyButton text={provider.location} />
+          </dd>
+        </>
+      )}
       <dt>Effort levels</dt>
       {/* The knob's details are for the Effort screen; without one, why not is what a user needs here. */}
       <dd title={provider.effort.note}>
@@ -72,7 +81,7 @@ const ProviderCard = ({ provider, isDefault }: { readonly provider: ProviderInfo
 )
 
 const DefaultProvider = (props: {
-  readonly providers: ReadonlyArray<ProviderInfo>
+  readonly providers: ReadonlyArray<LocalProvider>
   readonly settings: PublicSettings
   readonly onSaved: (settings: PublicSettings) => void
 }) => {

@@ -1,6 +1,6 @@
 /**
  * Providers in real Chromium against the real bridge and a real Core: every provider Core knows is listed with its
- * status, a missing one with Core's install command as a copyable chip, Rescan asks Core again, and the default
+ * status and where it was found, a missing one with Core's install command as a copyable chip, Rescan asks Core again, and the default
  * provider chosen here lands in settings.json.
  */
 import { describe, expect, it } from "vitest"
@@ -16,6 +16,10 @@ describe("Providers", () => {
     await expect.poll(() => cards.count()).toBeGreaterThanOrEqual(7)
     const scripted = page.locator('li.provider[data-provider="scripted"]')
     await expect.poll(() => scripted.locator(".badge.ok").textContent()).toBe("Ready")
+    // Where the copy sessions start was found, as an absolute path to copy.
+    const location = scripted.locator('[data-part="location"] span')
+    expect(await location.textContent()).toMatch(/^\/.*scripted/)
+    expect(await scripted.locator("dt", { hasText: "Path" }).count()).toBe(1)
     const codex = page.locator('li.provider[data-provider="codex"]')
     if ((await codex.locator(".badge.bad").count()) === 1) {
       const install = codex.locator(".command", { hasText: "npm install -g @openai/codex" })

@@ -16,12 +16,13 @@ import {
   EffortDescription,
   EffortPreview,
   EventPage,
+  LocalProvider,
   OllamaStatus,
   WatchItem
 } from "../Desktop.ts"
 import { Origin, SessionId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
-import { EffortLevel, EffortProfile, ProviderCode, ProviderInfo } from "../Provider.ts"
+import { EffortLevel, EffortProfile, ProviderCode } from "../Provider.ts"
 import { HttpUrl, PublicSettings, SecretName, Settings } from "../Settings.ts"
 
 /** Where Electron's preload puts the bridge (`contextBridge.exposeInMainWorld`), shaped as `DesktopPreloadApi`. */
@@ -89,7 +90,7 @@ export const DesktopMethods = {
   "desktop.settings.set": method(Schema.Struct({ settings: Settings }), PublicSettings),
   "desktop.settings.set_secret": method(Schema.Struct({ name: SecretName, value: SecretValue }), PublicSettings),
   "desktop.settings.clear_secret": method(Schema.Struct({ name: SecretName }), PublicSettings),
-  "desktop.providers.list": method(Schema.Struct({ rescan: Schema.Boolean }), Schema.Array(ProviderInfo)),
+  "desktop.providers.list": method(Schema.Struct({ rescan: Schema.Boolean }), Schema.Array(LocalProvider)),
   "desktop.effort.describe": method(Empty, Schema.Array(EffortDescription)),
   "desktop.effort.check": method(
     Schema.Struct({ provider: ProviderCode, level: EffortLevel, profile: EffortProfile }),

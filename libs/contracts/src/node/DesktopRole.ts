@@ -16,12 +16,13 @@ import {
   EffortDescription,
   EffortPreview,
   EventPage,
+  LocalProvider,
   OllamaStatus,
   WatchItem
 } from "../Desktop.ts"
 import { Origin, SessionId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
-import { EffortLevel, EffortProfile, ProviderCode, ProviderInfo } from "../Provider.ts"
+import { EffortLevel, EffortProfile, ProviderCode } from "../Provider.ts"
 import { HttpUrl, PublicSettings, SecretName, Settings } from "../Settings.ts"
 import { HelloRpcs } from "./CoreLink.ts"
 
@@ -62,7 +63,7 @@ export class DesktopRpcs extends RpcGroup.make(
   /** Every provider Core can run; `rescan` forgets what was found and looks again. */
   Rpc.make("desktop.providers.list", {
     payload: { rescan: Schema.Boolean },
-    success: Schema.Array(ProviderInfo),
+    success: Schema.Array(LocalProvider),
     error: PedelecError
   }),
   /** Per provider: whether it has an effort knob, the allow-list and the default profiles. */

@@ -55,7 +55,8 @@ export const makeFakeAgent = Effect.gen(function* () {
       version: "1.0.0",
       error: null,
       experimental: false,
-      effort: { supported: false }
+      effort: { supported: false },
+      location: null
     }),
     start: () =>
       Effect.acquireRelease(

@@ -4,9 +4,11 @@
  * timeout) is read from the settings when a session starts and given to the agent on stdin, never in argv or env.
  * Detection asks the server for its version. The loop itself (tools, rounds, context window) is pedelec-agent's.
  */
+
+import type { LocalProvider } from "@pedelec/contracts/Desktop"
 import { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { EffortSupport, ProviderInfo } from "@pedelec/contracts/Provider"
+import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AgentProcess } from "../AgentProcess.ts"
@@ -80,15 +82,16 @@ const versionOf = (connection: OllamaConnection): Effect.Effect<string, PedelecE
 export const makeOllamaAdapter = (options: OllamaAdapterOptions): ProviderAdapter => {
   const about = { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT } as const
 
-  const detect: Effect.Effect<ProviderInfo> = Effect.gen(function* () {
-    if (options.agentCommand === undefined) return { ...about, available: false, version: null, error: MISSING_AGENT }
+  const detect: Effect.Effect<LocalProvider> = Effect.gen(function* () {
+    if (options.agentCommand === undefined)
+      return { ...about, available: false, version: null, error: MISSING_AGENT, location: null }
     const connection = yield* options.connection
     if (connection.apiKey === undefined) return yield* Effect.fail(keyRequired())
     const version = yield* versionOf(connection)
-    return { ...about, available: true, version, error: null }
+    return { ...about, available: true, version, error: null, location: connection.baseUrl }
   }).pipe(
     Effect.catch((error: PedelecError) =>
-      Effect.succeed({ ...about, available: false, version: null, error: error.message })
+      Effect.succeed({ ...about, available: false, version: null, error: error.message, location: null })
     )
   )
 

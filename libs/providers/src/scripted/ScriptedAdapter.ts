@@ -6,10 +6,10 @@
  */
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
+import type { LocalProvider } from "@pedelec/contracts/Desktop"
 import { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
-import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -132,7 +132,7 @@ const unavailableReason = (env: Readonly<Record<string, string | undefined>>): s
 export const makeScriptedAdapter = (options: ScriptedAdapterOptions = {}): ProviderAdapter => {
   const env = () => options.env ?? process.env
 
-  const detect = Effect.sync((): ProviderInfo => {
+  const detect = Effect.sync((): LocalProvider => {
     const reason = unavailableReason(env())
     return {
       code: PROVIDER,
@@ -141,7 +141,8 @@ export const makeScriptedAdapter = (options: ScriptedAdapterOptions = {}): Provi
       version: reason === undefined ? SCRIPTED_AGENT_VERSION : null,
       error: reason ?? null,
       experimental: false,
-      effort: EFFORT
+      effort: EFFORT,
+      location: reason === undefined ? (resolveAgentPath(env()) ?? null) : null
     }
   })
 
