@@ -60,11 +60,15 @@ type Forward = (payload?: unknown) => Effect.Effect<unknown, unknown>
 /** A method whose params are `{}` is an RPC without payload: called with none, as the RPC says. */
 const payloadless = (method: DesktopMethod) => DesktopRpcs.requests.get(method)?.payloadSchema === Schema.Void
 
-/** Every failure as the renderer reads it: Core's coded errors as they are, anything else Core-unavailable. */
+/**
+ * Every failure as the renderer reads it: Core's coded errors as they are, anything else Core-unavailable. A stream
+ * of Core's that was interrupted rather than failed is one whose socket closed under it (Core stopped): also gone.
+ */
 const toWire = (cause: Cause.Cause<unknown>): PedelecErrorWire => {
   const error = Cause.findErrorOption(cause)
   if (error._tag === "Some" && error.value instanceof PedelecError) return error.value.toWire()
-  if (error._tag === "Some") return coreUnavailable("the connection to Core closed").toWire()
+  if (error._tag === "Some" || Cause.hasInterruptsOnly(cause))
+    return coreUnavailable("the connection to Core closed").toWire()
   return PedelecError.fromCode("INTERNAL_ERROR", "desktop", {
     details: { reason: reasonOf(Cause.squash(cause)) }
   }).toWire()
@@ -141,7 +145,11 @@ const watchStream = (core: ToCore["Service"], request: unknown): Stream.Stream<E
       yield* decode(DesktopStreams[method].params, params, `params of ${method}`)
       const client = yield* core.client
       return items(client, method).pipe(
-        Stream.tapError((error) => (isTransport(error) || isStaleSecret(error) ? core.drop(client) : Effect.void))
+        Stream.tapCause((cause) => {
+          const error = Cause.findErrorOption(cause)
+          const gone = error._tag === "Some" ? isTransport(error.value) || isStaleSecret(error.value) : true
+          return gone ? core.drop(client) : Effect.void
+        })
       )
     })
   ).pipe(

@@ -2,7 +2,7 @@
  * The event monitor in real Chromium against the real bridge and a real Core running the scripted agent: a live
  * turn's events in order as they happen (reached from a session's Events action), an ended session's history read
  * from the log after the window reloaded, a tool call paired with its result and the time between, filters and
- * search narrowing the list, copy-as-JSON onto the clipboard, and 10,000 events: the time to first paint and the
+ * search narrowing the list, the live tail followed again after Core restarted under the open monitor, copy-as-JSON onto the clipboard, and 10,000 events: the time to first paint and the
  * rows in the DOM while scrolling to the end (both printed). Sessions and turns are driven through the host role,
  * as a page's native host would; a subscriber claims the tools and answers each call after ANSWER_MS.
  */
@@ -170,6 +170,29 @@ describe("Event monitor", () => {
     await expect.poll(async () => (await rowsOf(page)).length).toBe(session.seen.length)
     expect(await rowsOf(page)).toEqual(summaryOf(session.seen))
     await desk().shot("monitor-history")
+  })
+
+  it("follows the live tail again after Core restarted under it, without a reload", async () => {
+    const { page } = desk()
+    await open(desk(), "Monitor")
+    const before = await drive()
+    await before.turn(script("say before the restart"))
+    await page.locator(`.ev[data-session="${before.sessionId}"][data-type="turn_completed"]`).waitFor()
+    await desk().stopCore()
+    const banner = page.locator('.banner[data-state="reconnecting"]')
+    await banner.waitFor({ timeout: 5_000 })
+    await desk().shot("monitor-reconnecting")
+    await desk().startCore()
+    await banner.waitFor({ state: "detached", timeout: 10_000 })
+    // A session of the new Core: its events reach the same open monitor, in order, as they happen.
+    const after = await drive()
+    const turn = after.turn(script("say after the restart", "sleep 400", "say and once more"))
+    await page.locator(`.ev[data-session="${after.sessionId}"]`).first().waitFor({ timeout: 5_000 })
+    await turn
+    await expect.poll(() => after.seen.at(-1)?.type).toBe("status_changed")
+    await expect.poll(async () => (await rowsOf(page, after.sessionId)).length).toBe(after.seen.length)
+    expect(await rowsOf(page, after.sessionId)).toEqual(summaryOf(after.seen))
+    await after.end()
   })
 
   it("pairs a tool call with its result and shows how long it took", async () => {
