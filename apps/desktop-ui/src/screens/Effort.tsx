@@ -63,11 +63,15 @@ const useChecks = (provider: ProviderCode, draft: ProviderDraft): Checks => {
   return checks
 }
 
-/** Core's reason for a refused profile, which the field shows; other failures are shown by the card. */
+/**
+ * Core's reason for a refused profile, which the field shows with what to do; other failures are shown by the card.
+ * The allow-list itself is on the screen above the cards, so the field points there.
+ */
 const reasonOf = (checked: Checked | undefined) => {
   if (checked?.state !== "refused" || checked.error.code !== "EFFORT_LEVEL_INVALID") return undefined
   const reason = checked.error.details?.reason
-  return `${checked.error.code}: ${typeof reason === "string" ? reason : checked.error.message}`
+  const said = typeof reason === "string" ? reason : checked.error.message
+  return `${checked.error.code}: ${said}. Remove it, or use only arguments matching the patterns above.`
 }
 
 const Preview = (props: { readonly name: string; readonly checked: Checked | undefined }) => {

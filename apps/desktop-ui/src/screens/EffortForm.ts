@@ -53,7 +53,9 @@ export const modelProblem = (draft: LevelDraft): string | undefined => {
   const model = draft.model.trim()
   if (model === "") return undefined
   const result = Schema.decodeUnknownResult(ModelName)(model)
-  return Result.isSuccess(result) ? undefined : "Expected a model name without spaces (up to 200 characters)"
+  return Result.isSuccess(result)
+    ? undefined
+    : "A model name has no spaces and at most 200 characters: fix it, or leave it empty for the provider's default."
 }
 
 /** What a draft stores: the levels changed from their default, or nothing for a provider left at its defaults. */

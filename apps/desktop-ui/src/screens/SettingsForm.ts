@@ -32,10 +32,13 @@ export const draftOf = (settings: PublicSettings): Draft => ({
 })
 
 /** The schema's own words for why `value` does not decode, or undefined when it does. */
-const problem = (schema: Schema.Top, value: unknown): string | undefined => {
+/** The Schema's own words for what is wrong, then what to do about it. */
+const problem = (schema: Schema.Top, value: unknown, todo: string): string | undefined => {
   const result = Schema.decodeUnknownResult(schema as Schema.Codec<unknown, unknown>)(value)
-  return Result.isSuccess(result) ? undefined : result.failure.message
+  return Result.isSuccess(result) ? undefined : `${result.failure.message}: ${todo}`
 }
+
+const MODEL_TODO = "fix it, or leave it empty for the default"
 
 const SecretValue = DesktopMethods["desktop.settings.set_secret"].params.fields.value
 const TimeoutMs = OllamaSettings.fields.timeoutMs
@@ -49,15 +52,15 @@ export const check = (draft: Draft): FieldErrors => {
     if (message !== undefined) errors[id] = message
   }
   for (const [code, model] of Object.entries(draft.models)) {
-    if (model !== undefined && model.length > 0) add(`model-${code}`, problem(ModelName, model))
+    if (model !== undefined && model.length > 0) add(`model-${code}`, problem(ModelName, model, MODEL_TODO))
   }
-  add("ollama-url", problem(HttpUrl, draft.baseUrl.trim()))
+  add("ollama-url", problem(HttpUrl, draft.baseUrl.trim(), "e.g. http://127.0.0.1:11434 for a local Ollama"))
   const timeout = draft.timeoutSeconds.trim()
   // The schema counts milliseconds; the field shows seconds, so its failure is said in seconds.
-  const badTimeout = timeout.length === 0 || problem(TimeoutMs, timeoutMsOf(draft)) !== undefined
-  add("ollama-timeout", badTimeout ? "Expected a whole number of seconds between 1 and 3600" : undefined)
-  if (draft.ollamaModel.length > 0) add("ollama-model", problem(ModelName, draft.ollamaModel))
-  if (draft.apiKey.length > 0) add("ollama-key", problem(SecretValue, draft.apiKey))
+  const badTimeout = timeout.length === 0 || problem(TimeoutMs, timeoutMsOf(draft), "") !== undefined
+  add("ollama-timeout", badTimeout ? "Expected a whole number of seconds between 1 and 3600: e.g. 120" : undefined)
+  if (draft.ollamaModel.length > 0) add("ollama-model", problem(ModelName, draft.ollamaModel, MODEL_TODO))
+  if (draft.apiKey.length > 0) add("ollama-key", problem(SecretValue, draft.apiKey, "paste the whole key again"))
   return errors
 }
 

@@ -24,6 +24,7 @@ describe("Effort profiles", () => {
     const error = page.locator("#argv-high-error")
     await expect.poll(() => error.textContent()).toContain("EFFORT_LEVEL_INVALID")
     await expect.poll(() => error.textContent()).toContain('"--dangerously-skip-permissions" is not allowed')
+    expect(await error.textContent()).toContain("Remove it, or use only arguments matching the patterns above.")
     await expect.poll(() => page.getByRole("button", { name: "Save" }).isDisabled()).toBe(true)
     await desk().shot("effort-refused")
     expect(await desk().settingsFile()).toBe(before)

@@ -50,6 +50,8 @@ describe("Settings", () => {
     await page.locator("#ollama-url").fill("not a url")
     await page.locator("#ollama-timeout").fill("0.5")
     await expect.poll(() => page.locator("#ollama-url-error").textContent()).toContain("http(s) URL")
+    // What is wrong, then what to do.
+    expect(await page.locator("#ollama-url-error").textContent()).toContain("e.g. http://127.0.0.1:11434")
     await expect.poll(() => page.locator("#ollama-timeout-error").isVisible()).toBe(true)
     await expect.poll(() => page.getByRole("button", { name: "Save" }).isDisabled()).toBe(true)
     await desk().shot("settings-invalid")
