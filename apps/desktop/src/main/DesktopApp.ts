@@ -2,15 +2,18 @@
  * DesktopApp — the app's life from launch to Quit, as one scoped program: one instance per user (a second launch
  * focuses the first one's window and goes), the window (hidden with `--background` or at login; closing hides it
  * until a quit has begun), the native host registered for every detected browser, the tray kept to Core's state
- * (idle / n sessions running / a problem), and the tray's items: Open, End all, Start at login, Quit. Closing the
- * scope (main.ts, at will-quit) releases the tray and window, and CoreAccess stops only a Core the app started.
- * Each Electron API is a service of ./electron; the decisions live here and are tested against their test layers.
+ * (idle / n sessions running / a problem), and the tray's items: Open, End all, Start at login (Autostart), Quit.
+ * Core is asked first: while it cannot be reached at launch, StartupDialog says why and offers Retry or Quit before
+ * anything else opens. Closing the scope (main.ts, at will-quit) releases the tray and window, and CoreAccess stops
+ * only a Core the app started. Each Electron API is a service of ./electron; the decisions live here and are tested
+ * against their test layers.
  */
 import type { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import { Autostart, type AutostartShape } from "./Autostart.ts"
 import { CoreSessions, type CoreSessionsShape } from "./core/CoreSessions.ts"
 import { DesktopConfig, type DesktopConfigShape } from "./DesktopConfig.ts"
 import { BACKGROUND_FLAG, ElectronApp, type ElectronAppShape } from "./electron/ElectronApp.ts"
@@ -18,10 +21,12 @@ import type { ElectronError } from "./electron/ElectronError.ts"
 import { ElectronTray, type Tray, type TrayAction } from "./electron/ElectronTray.ts"
 import { ElectronWindow, type ElectronWindowShape, type MainWindow } from "./electron/ElectronWindow.ts"
 import { registerNativeHost } from "./NativeHostSetup.ts"
+import { attachAtStart } from "./StartupDialog.ts"
 import { type Problem, type TrayFacts, trayView } from "./TrayView.ts"
 
 interface Running {
   readonly app: ElectronAppShape
+  readonly autostart: AutostartShape
   readonly window: MainWindow
   readonly facts: SubscriptionRef.SubscriptionRef<TrayFacts>
   readonly sessions: CoreSessionsShape
@@ -29,13 +34,17 @@ interface Running {
 
 const problemOf = (error: PedelecError): Problem => ({ code: error.code, message: error.message })
 
-/** Asks Core (attached, or started when none runs) for its live sessions; the answer, or why there is none, becomes the facts. */
-const refresh = (running: Running) =>
-  running.sessions.list.pipe(
+/** Asks Core (attached, or started when none runs) for its live sessions: their count, or why there is none. */
+const askCore = (sessions: CoreSessionsShape) =>
+  sessions.list.pipe(
     Effect.match({
       onSuccess: (live): TrayFacts["core"] => ({ sessions: live.length }),
       onFailure: (error): TrayFacts["core"] => ({ problem: problemOf(error) })
-    }),
+    })
+  )
+
+const refresh = (running: Running) =>
+  askCore(running.sessions).pipe(
     Effect.flatMap((core) => SubscriptionRef.update(running.facts, (facts) => ({ ...facts, core })))
   )
 
@@ -52,12 +61,15 @@ const endAll = (running: Running) =>
     Effect.andThen(refresh(running))
   )
 
+/** Turns the login item over; the check mark then shows what the OS (or the autostart entry) says, not the wish. */
 const toggleLogin = (running: Running) =>
   Effect.gen(function* () {
-    const current = yield* running.app.openAtLogin
+    const current = yield* running.autostart.isOn
     if (current === undefined) return
-    yield* running.app.setOpenAtLogin(!current)
-    const openAtLogin = yield* running.app.openAtLogin
+    yield* running.autostart
+      .set(!current)
+      .pipe(Effect.catch((error) => Effect.logWarning(`Start at login: ${error.code}: ${error.message}`)))
+    const openAtLogin = yield* running.autostart.isOn
     yield* SubscriptionRef.update(running.facts, (facts) => ({ ...facts, openAtLogin }))
   })
 
@@ -112,18 +124,22 @@ const run = Effect.gen(function* () {
   if (!(yield* app.requestSingleInstanceLock)) return yield* app.quit
   yield* app.whenReady
   const config = yield* DesktopConfig
+  const sessions = yield* CoreSessions
+  const core = yield* attachAtStart(askCore(sessions), config.paths)
+  if (core === "quit") return yield* app.quit
   const window = yield* openWindow(app, yield* ElectronWindow, config)
   yield* app.secondInstances.pipe(
     Stream.runForEach(() => window.focus),
     Effect.forkScoped
   )
+  const autostart = yield* Autostart
   const facts = yield* SubscriptionRef.make<TrayFacts>({
-    core: "connecting",
+    core,
     registration: yield* registration(config),
-    openAtLogin: yield* app.openAtLogin
+    openAtLogin: yield* autostart.isOn
   })
   const tray = yield* (yield* ElectronTray).create(config.icons)
-  const running: Running = { app, window, facts, sessions: yield* CoreSessions }
+  const running: Running = { app, autostart, window, facts, sessions }
   yield* keepTray(running, tray, config.refreshMs)
   return yield* Effect.never
 })

@@ -1,6 +1,6 @@
 /**
  * DesktopConfig — where the app finds what it runs and shows: the home's paths, the bundled `pedelec-core` and
- * native host, the preload, the renderer's page and the tray icons, and how often the tray asks Core. By default
+ * native host, the preload, the renderer's page, the tray icons and the app's own icon, and how often the tray asks Core. By default
  * everything sits beside this bundle in the repository (`apps/desktop/dist`, `apps/core-daemon/bin`,
  * `apps/native-host/dist`, `apps/desktop-ui/dist`); `PEDELEC_CORE_BIN`, `PEDELEC_NATIVE_HOST_ENTRY` and
  * `PEDELEC_DESKTOP_UI_URL` move them (a packaged app, development). It only computes; whether the files exist is
@@ -27,6 +27,8 @@ export interface DesktopConfigShape {
   readonly preload: string
   readonly rendererUrl: string
   readonly icons: Readonly<Record<TrayIcon, string>>
+  /** The image the login entry shows (Linux's autostart), if the app has one. */
+  readonly appIcon: string | undefined
   /** How often the tray asks Core for its live sessions. */
   readonly refreshMs: number
 }
@@ -82,6 +84,7 @@ const read = Effect.gen(function* () {
       running: path.join(dist, "icons/tray-running.png"),
       problem: path.join(dist, "icons/tray-problem.png")
     },
+    appIcon: path.join(dist, "icons/tray-idle@2x.png"),
     refreshMs: REFRESH_MS
   }
   return config

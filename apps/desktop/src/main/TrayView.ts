@@ -17,14 +17,15 @@ export interface TrayFacts {
   readonly core: "connecting" | { readonly sessions: number } | { readonly problem: Problem }
   /** Why registering the native host at start failed, if it did. */
   readonly registration: Problem | undefined
-  /** Undefined where the OS offers no login item to Electron (Linux). */
+  /** Whether the app starts at login (Autostart); undefined where the OS offers no way to. */
   readonly openAtLogin: boolean | undefined
 }
 
 export const sessionsLabel = (count: number): string =>
   count === 0 ? "No sessions running" : count === 1 ? "1 session running" : `${count} sessions running`
 
-const said = (problem: Problem) => `${problem.code}: ${problem.message}`
+/** A problem as every Pedelec error reads: `CODE: message`. */
+export const said = (problem: Problem) => `${problem.code}: ${problem.message}`
 
 /** The problems in the order a user should fix them: without Core nothing works. */
 const problemsOf = (facts: TrayFacts): ReadonlyArray<Problem> => [

@@ -1,9 +1,10 @@
 // CoreAccess against real processes: a stand-in `pedelec-core` (a node script that, run with --detach, leaves a
 // detached copy behind announcing itself in run/core.json as Core does) started when no Core runs, a Core someone
-// else started attached to, and Quit (the layer's scope closing) ending only the one the app started.
+// else started attached to, Quit (the layer's scope closing) ending only the one the app started, and a start that
+// fails while a Core of another protocol holds the home said as PROTOCOL_VERSION_MISMATCH.
 import { spawn } from "node:child_process"
-import { existsSync, readFileSync } from "node:fs"
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { readFileSync } from "node:fs"
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
@@ -19,23 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { CoreAccess } from "../../src/main/core/CoreAccess.ts"
 import { eventually } from "./support/Eventually.ts"
-
-const FAKE_CORE = `
-const { spawn } = require("node:child_process")
-const fs = require("node:fs")
-const path = require("node:path")
-if (process.argv[2] === "--detach") {
-  spawn(process.execPath, [__filename, "--serve"], { detached: true, stdio: "ignore", env: process.env }).unref()
-} else {
-  const run = path.join(process.env.PEDELEC_HOME, "run")
-  fs.mkdirSync(run, { recursive: true })
-  fs.writeFileSync(path.join(run, "core.json"), JSON.stringify({
-    protocolVersion: ${PROTOCOL_VERSION}, coreVersion: "fake", pid: process.pid,
-    socketPath: path.join(run, "core.sock"), launchSecret: "${"s".repeat(43)}", startedAt: Date.now()
-  }))
-  setTimeout(() => {}, 60_000)
-}
-`
+import { writeFakeCore } from "./support/FakeCore.ts"
 
 let dir: string
 let command: string
@@ -43,9 +28,7 @@ const pids: Array<number> = []
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "pedelec-core-access-"))
-  command = path.join(dir, "pedelec-core.cjs")
-  await writeFile(command, FAKE_CORE)
-  await chmod(command, 0o755)
+  command = await writeFakeCore(dir)
 })
 afterAll(async () => {
   for (const pid of pids) if (isProcessAlive(pid)) process.kill(pid, "SIGKILL")
@@ -58,6 +41,14 @@ const home = Effect.promise(async () => {
   process.env.PEDELEC_HOME = paths.home
   return paths
 })
+
+const announcedPid = (paths: CorePathsShape): number | undefined => {
+  try {
+    return JSON.parse(readFileSync(paths.runtimeFile, "utf8")).pid
+  } catch {
+    return undefined
+  }
+}
 
 /** A Core the test starts, as the native host would have: the app must attach to it and leave it running. */
 const foreignCore = (paths: CorePathsShape) =>
@@ -74,10 +65,11 @@ const foreignCore = (paths: CorePathsShape) =>
   })
 
 /** CoreAccess in a scope of the test's own, closed by `quit` the way will-quit disposes the app's runtime. */
-const access = (paths: CorePathsShape, coreCommand = command) =>
+const access = (paths: CorePathsShape, coreCommand = command, startTimeoutMs?: number) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const layer = CoreAccess.layer({ paths, coreCommand, source: "desktop", log: () => {} }).pipe(
+    const config = { paths, coreCommand, source: "desktop" as const, log: () => {} }
+    const layer = CoreAccess.layer(startTimeoutMs === undefined ? config : { ...config, startTimeoutMs }).pipe(
       Layer.provide(NodeFileSystem.layer)
     )
     const context = yield* Layer.buildWithScope(layer, scope)
@@ -108,7 +100,8 @@ describe("CoreAccess", () => {
     Effect.gen(function* () {
       const paths = yield* home
       const pid = yield* foreignCore(paths)
-      yield* eventually(() => existsSync(paths.runtimeFile), "its announcement")
+      // Whole, not just there: a half-written file reads as no Core, and the app would start its own.
+      yield* eventually(() => announcedPid(paths) === pid, "its announcement")
       const { service, quit } = yield* access(paths)
       assert.strictEqual((yield* ensure(service)).pid, pid)
       assert.isFalse(yield* service.startedByApp)
@@ -126,9 +119,7 @@ describe("CoreAccess", () => {
       process.kill(ours.pid, "SIGKILL")
       yield* eventually(() => !isProcessAlive(ours.pid), "the app's Core to die")
       const theirs = yield* foreignCore(paths)
-      yield* eventually(() => {
-        return JSON.parse(readFileSync(paths.runtimeFile, "utf8")).pid === theirs
-      }, "the new announcement")
+      yield* eventually(() => announcedPid(paths) === theirs, "the new announcement")
       assert.strictEqual((yield* service.ensure).pid, theirs)
       assert.isFalse(yield* service.startedByApp)
       yield* quit
@@ -137,13 +128,34 @@ describe("CoreAccess", () => {
     })
   )
 
-  it.live("no bundled pedelec-core: CORE_RUNTIME_UNAVAILABLE saying to reinstall", () =>
+  it.live("no bundled pedelec-core: CORE_RUNTIME_UNAVAILABLE saying to reinstall, in its message", () =>
     Effect.gen(function* () {
       const paths = yield* home
       const { service, quit } = yield* access(paths, "")
       const error = yield* Effect.flip(service.ensure)
       assert.strictEqual(error.code, "CORE_RUNTIME_UNAVAILABLE")
       assert.include(JSON.stringify(error.details), "reinstall Pedelec")
+      assert.include(error.message, "reinstall Pedelec", "the dialog shows the message, not the details")
+      yield* quit
+    })
+  )
+
+  it.live("a Core of another protocol holding the home: the failed start says PROTOCOL_VERSION_MISMATCH", () =>
+    Effect.gen(function* () {
+      const paths = yield* home
+      // Another release's Core, alive (this test's own pid), announced; ours cannot take the home and never answers.
+      const announcement = { protocolVersion: PROTOCOL_VERSION + 1, pid: process.pid, socketPath: paths.socketPath }
+      yield* Effect.promise(async () => {
+        await mkdir(paths.runDir, { recursive: true })
+        await writeFile(paths.runtimeFile, JSON.stringify(announcement))
+      })
+      const silent = path.join(dir, "silent-core.cjs")
+      yield* Effect.promise(() => writeFile(silent, ""))
+      const { service, quit } = yield* access(paths, silent, 300)
+      const error = yield* Effect.flip(service.ensure)
+      assert.strictEqual(error.code, "PROTOCOL_VERSION_MISMATCH")
+      assert.deepInclude(error.details, { actual: PROTOCOL_VERSION, expected: PROTOCOL_VERSION + 1 })
+      assert.isFalse(yield* service.startedByApp)
       yield* quit
     })
   )

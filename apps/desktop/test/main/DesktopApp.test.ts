@@ -150,7 +150,7 @@ describe("DesktopApp: the tray follows Core", () => {
         const item = find(started.view().items, "Start at login")
         return item?.kind === "check" && item.checked
       }, "the check mark")
-      assert.isTrue(yield* started.app.openAtLogin)
+      assert.isTrue(started.autostart.on)
       const linux = yield* start({ home: yield* tempHome(), openAtLogin: undefined })
       yield* eventually(() => linux.tray.views.length > 0, "the tray")
       assert.notInclude(labels(linux.view().items), "Start at login")

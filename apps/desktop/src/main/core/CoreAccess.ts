@@ -4,7 +4,9 @@
  * find-or-start and remembered as the app's. When the layer's scope closes (Quit), only a Core the app started is
  * sent SIGTERM, and only while it is still the home's announced Core: a Core someone else started, and its sessions,
  * outlive the app. Core runs detached either way, so an app crash takes no session with it. Speaking to Core is
- * CoreSessions' job and the bridge's; reading `run/core.json` is RuntimeFile's.
+ * CoreSessions' job and the bridge's; reading `run/core.json` is RuntimeFile's. A start that fails while the home's
+ * announcement is a Core of another protocol's is that Core's doing (it holds the home's lock): the error then says
+ * PROTOCOL_VERSION_MISMATCH, so the user is told to quit the other release rather than to read the logs.
  *
  * The started Core runs on the app's own runtime (`ELECTRON_RUN_AS_NODE=1` in its environment only: set on this
  * process it would turn Electron's own helper processes into Node) and without `--on-demand`: the app's Core serves
@@ -16,12 +18,13 @@ import type { Component } from "@pedelec/contracts/Protocol"
 import { findOrStart } from "@pedelec/core-client/FindOrStart"
 import type { CorePathsShape } from "@pedelec/core-client/HomeLayout"
 import { isProcessAlive } from "@pedelec/core-client/ProcessAlive"
-import { runningCore } from "@pedelec/core-client/RuntimeFile"
+import { readRuntimeInfo, runningCore } from "@pedelec/core-client/RuntimeFile"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import { coreUnavailable } from "../../bridge/ToCore.ts"
 
 export interface CoreAccessConfig {
   readonly paths: CorePathsShape
@@ -48,6 +51,21 @@ interface State {
 
 const NO_COMMAND = "the desktop app's pedelec-core is missing: reinstall Pedelec"
 
+/** The catalog's words tell a page to start the desktop app; the app says why its own start failed instead. */
+const reworded = (failure: PedelecError) => {
+  const reason = failure.details?.reason
+  return failure.code === "CORE_RUNTIME_UNAVAILABLE" && typeof reason === "string" ? coreUnavailable(reason) : failure
+}
+
+/** A failed start's error, or PROTOCOL_VERSION_MISMATCH when a Core of another release announced itself instead. */
+const explained = (config: CoreAccessConfig, failure: PedelecError) =>
+  readRuntimeInfo(config.paths.runtimeFile, config.source).pipe(
+    Effect.matchEffect({
+      onFailure: (read) => Effect.fail(read.code === "PROTOCOL_VERSION_MISMATCH" ? read : reworded(failure)),
+      onSuccess: () => Effect.fail(reworded(failure))
+    })
+  )
+
 const ensure = (config: CoreAccessConfig, fs: FileSystem.FileSystem, state: State) =>
   Effect.gen(function* () {
     const running = yield* runningCore(config.paths)
@@ -61,7 +79,10 @@ const ensure = (config: CoreAccessConfig, fs: FileSystem.FileSystem, state: Stat
         env: { ...process.env, ELECTRON_RUN_AS_NODE: "1" },
         onDemand: false,
         ...(config.startTimeoutMs === undefined ? {} : { timeoutMs: config.startTimeoutMs })
-      }).pipe(Effect.tap((started) => Ref.set(state.ours, started.pid))))
+      }).pipe(
+        Effect.catch((failure) => explained(config, failure)),
+        Effect.tap((started) => Ref.set(state.ours, started.pid))
+      ))
     yield* Ref.set(state.current, info)
     return info
   }).pipe(Effect.provideService(FileSystem.FileSystem, fs))

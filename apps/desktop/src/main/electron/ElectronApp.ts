@@ -1,6 +1,6 @@
 /**
  * ElectronApp — Electron's `app` as a service: this launch's argv, the single-instance lock and the launches it
- * turns away, readiness, quitting, the login item and the app's paths. Thin on purpose: what to do with a second
+ * turns away, readiness, quitting, the login item, the command this launch runs as and the app's paths. Thin on purpose: what to do with a second
  * launch, when to quit or whether to start at login is DesktopApp's decision, tested against `makeTestApp`. The real
  * layer loads `electron` only when it is built, so a test importing this file never touches the Electron binary.
  */
@@ -37,6 +37,18 @@ export interface ElectronAppShape {
   /** macOS: this launch is the login item's, so it starts hidden as `--background` would. */
   readonly openedAtLogin: Effect.Effect<boolean>
   readonly getPath: (name: AppPathName) => Effect.Effect<string>
+  /**
+   * The program and arguments that start this app again (the XDG autostart entry's): the AppImage or the packaged
+   * binary, or in development Electron's binary and the app's folder.
+   */
+  readonly launchCommand: ReadonlyArray<string>
+}
+
+/** An AppImage runs from a mount that changes each launch; `APPIMAGE` names the file to run again. */
+const launchCommandOf = (isPackaged: boolean, appPath: string): ReadonlyArray<string> => {
+  const appImage = process.env.APPIMAGE
+  if (appImage !== undefined && appImage.length > 0) return [appImage]
+  return isPackaged ? [process.execPath] : [process.execPath, appPath]
 }
 
 export class ElectronApp extends Context.Service<ElectronApp, ElectronAppShape>()("pedelec/desktop/ElectronApp") {
@@ -74,7 +86,8 @@ export class ElectronApp extends Context.Service<ElectronApp, ElectronAppShape>(
         setOpenAtLogin: (open) =>
           Effect.sync(() => app.setLoginItemSettings({ openAtLogin: open, args: [BACKGROUND_FLAG] })),
         openedAtLogin: Effect.sync(() => app.getLoginItemSettings().wasOpenedAtLogin === true),
-        getPath: (name) => Effect.sync(() => app.getPath(name))
+        getPath: (name) => Effect.sync(() => app.getPath(name)),
+        launchCommand: launchCommandOf(app.isPackaged, app.getAppPath())
       })
     })
   )
@@ -96,6 +109,7 @@ export const makeTestApp = (options: {
   readonly openAtLogin?: boolean | undefined
   readonly openedAtLogin?: boolean
   readonly paths?: Partial<Record<AppPathName, string>>
+  readonly launchCommand?: ReadonlyArray<string>
 }): Effect.Effect<TestApp> =>
   Effect.gen(function* () {
     const launches = yield* Queue.unbounded<ReadonlyArray<string>>()
@@ -119,6 +133,7 @@ export const makeTestApp = (options: {
         }),
       openedAtLogin: Effect.succeed(options.openedAtLogin ?? false),
       getPath: (name) => Effect.succeed(options.paths?.[name] ?? `/test/${name}`),
+      launchCommand: options.launchCommand ?? ["/opt/Pedelec/pedelec"],
       launchAgain: (argv) => Queue.offer(launches, argv).pipe(Effect.asVoid),
       quitCalls: () => quits
     }
