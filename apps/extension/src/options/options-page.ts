@@ -16,6 +16,8 @@ const origins = element<HTMLUListElement>("origins")
 const sessions = element<HTMLUListElement>("sessions")
 const sessionsError = element<HTMLParagraphElement>("sessions-error")
 const status = element<HTMLParagraphElement>("status")
+// The release the user runs, for bug reports: the manifest's version, which the release script keeps in step.
+element("version").textContent = chrome.runtime.getManifest().version
 
 const decodeResponse = Schema.decodeUnknownExit(UiResponse)
 
