@@ -163,6 +163,8 @@ const NAMED = {
   "DesktopLink.NativeHostBrowser": DesktopLink.NativeHostBrowser,
   "DesktopLink.NativeHostRegistration": DesktopLink.NativeHostRegistration,
   "DesktopLink.NativeHostStatus": DesktopLink.NativeHostStatus,
+  "DesktopLink.SelfTestHopName": DesktopLink.SelfTestHopName,
+  "DesktopLink.SelfTestHop": DesktopLink.SelfTestHop,
   "DesktopLink.DesktopRequest": DesktopLink.DesktopRequest,
   "DesktopLink.DesktopStreamRequest": DesktopLink.DesktopStreamRequest,
   "DesktopLink.DesktopResponse": DesktopLink.DesktopResponse,

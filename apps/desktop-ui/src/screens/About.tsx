@@ -1,8 +1,8 @@
 /**
  * About (Health) — the version of every part (the app, Core, the protocol), `PEDELEC_HOME`, Core's pid and uptime,
  * its socket and where the logs are; the native host's registration per detected browser (registered / missing /
- * stale, with Register and Repair, answered by main: HealthNativeHost.tsx); and the self-test's command to copy, since
- * it needs a browser this window cannot drive.
+ * stale, with Register and Repair, answered by main: HealthNativeHost.tsx); and the self-test: the hops main runs
+ * without a browser, with their latencies, and the command for the browser's hops (HealthSelfTest.tsx).
  */
 import type { CoreStatus } from "@pedelec/contracts/Desktop"
 import type { AppInfo } from "@pedelec/contracts/link/DesktopLink"
@@ -10,6 +10,7 @@ import { useCallback } from "preact/hooks"
 import { call } from "../bridge/Desktop.ts"
 import { CopyButton, ErrorNote, type Loaded, Loading, ScreenHeader, useLoad } from "../ui/Kit.tsx"
 import { NativeHost } from "./HealthNativeHost.tsx"
+import { SelfTest } from "./HealthSelfTest.tsx"
 
 const uptime = (ms: number) => {
   const minutes = Math.floor(ms / 60_000)
@@ -19,8 +20,6 @@ const uptime = (ms: number) => {
       ? `${minutes} min`
       : `${Math.floor(minutes / 60)} h ${minutes % 60} min`
 }
-
-const SELF_TEST = "npm start -- --self-test"
 
 const Path = ({ value }: { readonly value: string }) => (
   <dd class="mono with-copy">
@@ -63,22 +62,6 @@ const Core = ({ status }: { readonly status: CoreStatus }) => (
       <Path value={status.logsDir} />
     </dl>
     <p class="hint">One log per session, named by its id (a .jsonl file of its events).</p>
-  </section>
-)
-
-const SelfTest = () => (
-  <section class="panel" data-part="self-test">
-    <h2>Self-test</h2>
-    <p>
-      The self-test runs the whole chain once (extension, approval, native host, Core, a session, a turn with one tool
-      call, its end) with the scripted test agent in a temporary home, and prints each hop with its latency, or the hop
-      that failed and what to do. It drives its own headless Chromium, which this window cannot, so run it in a terminal
-      in the Pedelec folder:
-    </p>
-    <div class="command">
-      <code>{SELF_TEST}</code>
-      <CopyButton text={SELF_TEST} />
-    </div>
   </section>
 )
 

@@ -7,7 +7,8 @@
  *
  * Each request is decoded with DesktopLink (anything else is INVALID_INPUT, and nothing is forwarded); a `desktop.*`
  * method goes to the Core RPC of the same tag through ToCore, `app.*` are answered here (`app.info` from what the
- * layer is given, `app.native_host.*` by NativeHost.ts). Neither ever fails: every
+ * layer is given, `app.native_host.*` by NativeHost.ts, `app.self_test` by SelfTest.ts, whose Core hops go through
+ * the same forwarding as the renderer's calls). Neither ever fails: every
  * failure is an encoded `PedelecErrorWire`. A transport failure (Core went away) drops the connection, so the next
  * call finds the running Core again; a stale launch secret (Core restarted) is retried once on a fresh connection.
  */
@@ -18,6 +19,7 @@ import {
   type DesktopParams,
   DesktopRequest,
   type DesktopResponse,
+  type DesktopResult,
   type DesktopStreamItem,
   DesktopStreamRequest,
   DesktopStreams
@@ -33,6 +35,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { NativeHostConfig } from "../main/NativeHostSetup.ts"
 import { makeNativeHost, type NativeHostShape } from "./NativeHost.ts"
+import { runSelfTest } from "./SelfTest.ts"
 import { coreUnavailable, ToCore } from "./ToCore.ts"
 
 export type EncodedResponse = typeof DesktopResponse.Encoded
@@ -74,20 +77,30 @@ const toWire = (cause: Cause.Cause<unknown>): PedelecErrorWire => {
   }).toWire()
 }
 
-/** What main answers itself; undefined for a `desktop.*` method, which goes to Core. */
+/** What main answers itself, and with what; undefined for a `desktop.*` method, which goes to Core. */
+interface Here {
+  readonly app: AppInfo
+  readonly host: NativeHostShape
+  readonly selfTest: Effect.Effect<unknown>
+}
+
 const answerHere = (
-  app: AppInfo,
-  host: NativeHostShape,
+  here: Here,
   method: DesktopMethod,
   params: unknown
 ): Effect.Effect<unknown, PedelecError> | undefined => {
-  if (method === "app.info") return Effect.succeed(app)
-  if (method === "app.native_host.status") return host.status
+  if (method === "app.info") return Effect.succeed(here.app)
+  if (method === "app.native_host.status") return here.host.status
   if (method === "app.native_host.register") {
-    return host.register((params as DesktopParams<"app.native_host.register">).browser)
+    return here.host.register((params as DesktopParams<"app.native_host.register">).browser)
   }
+  if (method === "app.self_test") return here.selfTest
   return undefined
 }
+
+/** A forwarded call's failure as a PedelecError: Core's own, or Core-unavailable for a transport failure. */
+const coded = (error: unknown) =>
+  error instanceof PedelecError ? error : coreUnavailable("the connection to Core closed")
 
 const isTransport = (error: unknown) => !(error instanceof PedelecError)
 const isStaleSecret = (error: unknown) => error instanceof PedelecError && error.code === "UNAUTHORIZED"
@@ -111,11 +124,23 @@ export class Bridge extends Context.Service<Bridge, BridgeShape>()("pedelec/desk
           })
         const forward = (method: DesktopMethod, params: unknown) =>
           once(method, params).pipe(Effect.catchIf(isStaleSecret, () => once(method, params)))
+        const ask = <M extends DesktopMethod>(method: M, params: unknown) =>
+          forward(method, params).pipe(
+            Effect.map((result) => result as DesktopResult<M>),
+            Effect.mapError(coded)
+          )
+        const selfTest = runSelfTest({
+          status: ask("desktop.status", {}),
+          providers: ask("desktop.providers.list", { rescan: false }),
+          host,
+          config: nativeHost
+        })
+        const here: Here = { app, host, selfTest }
         const answer = Effect.fnUntraced(function* (request: unknown) {
           const { method, params } = yield* decode(DesktopRequest, request, "not a desktop request")
           const spec = DesktopMethods[method]
           const decoded = yield* decode(spec.params, params, `params of ${method}`)
-          const result = yield* answerHere(app, host, method, decoded) ?? forward(method, decoded)
+          const result = yield* answerHere(here, method, decoded) ?? forward(method, decoded)
           return yield* Schema.encodeUnknownEffect(spec.result as unknown as Schema.Codec<unknown, unknown>)(result)
         })
         const call = (request: unknown): Effect.Effect<EncodedResponse> =>

@@ -6,7 +6,7 @@
  * The bridge registers the native host as the app would, but for a user whose home is `<temp home>/user` (no
  * browser detected until a test makes one's profile folder), so no test touches the real user's browsers.
  */
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readFile, realpath, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -44,7 +44,7 @@ export const ORIGIN = "http://127.0.0.1:5173" as Origin
 
 export interface Desk {
   readonly home: string
-  /** The native host as the bridge registers it: for the user `<home>/user`, with a stand-in host entry. */
+  /** The native host as the bridge registers it: for the user `<home>/user`, with the built host entry. */
   readonly nativeHost: NativeHostConfig
   readonly core: () => CoreProcess
   readonly loopback: LoopbackShape
@@ -58,22 +58,18 @@ export interface Desk {
   readonly shot: (name: string) => Promise<void>
 }
 
-const nativeHostFor = async (home: string): Promise<NativeHostConfig> => {
-  const hostEntry = path.join(home, "app/pedelec-native-host.mjs")
-  await mkdir(path.dirname(hostEntry), { recursive: true })
-  await writeFile(hostEntry, "// the native host's stand-in: registration only checks it is there\n")
-  return {
-    os: osOf(process.platform),
-    homedir: path.join(home, "user"),
-    env: {},
-    nodePath: process.execPath,
-    electronRunAsNode: false,
-    hostEntry,
-    coreCommand: path.join(root, "apps/core-daemon/bin/pedelec-core"),
-    pedelecHome: home,
-    launcherDir: path.join(home, "bin")
-  }
-}
+const nativeHostFor = (home: string): NativeHostConfig => ({
+  os: osOf(process.platform),
+  homedir: path.join(home, "user"),
+  env: {},
+  nodePath: process.execPath,
+  electronRunAsNode: false,
+  // The built host, so the self-test's native host hop starts it as a browser would.
+  hostEntry: path.join(root, "apps/native-host/dist/pedelec-native-host.mjs"),
+  coreCommand: path.join(root, "apps/core-daemon/bin/pedelec-core"),
+  pedelecHome: home,
+  launcherDir: path.join(home, "bin")
+})
 
 const bridgeRuntime = (home: string, nativeHost: NativeHostConfig) =>
   ManagedRuntime.make(
@@ -93,7 +89,7 @@ export const deskForFile = (): (() => Desk) => {
     const home = await realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-desk-")))
     const env = { PEDELEC_ENABLE_SCRIPTED: "1" }
     let core = await startCoreProcess({ home, env })
-    const nativeHost = await nativeHostFor(home)
+    const nativeHost = nativeHostFor(home)
     const runtime = bridgeRuntime(home, nativeHost)
     const loopback = await runtime.runPromise(Effect.service(Loopback))
     const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS })

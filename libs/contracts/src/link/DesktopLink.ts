@@ -4,7 +4,8 @@
  * A request is `{method, params}`; a call is answered `{ok:true, result}` or `{ok:false, error}`, a stream pushes
  * `{kind:"item", item}` until it ends with one `{kind:"end"}` or `{kind:"error", error}`. Each `desktop.*` method is
  * the Core RPC of the same tag (node/DesktopRole.ts), its params that RPC's payload, so the bridge forwards by
- * lookup; `app.*` methods main answers itself (its own version, and the native host's registration). Main decodes every request (anything else is INVALID_INPUT and
+ * lookup; `app.*` methods main answers itself (its own version, the native host's registration, the self-test's hops
+ * it can run without a browser). Main decodes every request (anything else is INVALID_INPUT and
  * changes nothing); the renderer decodes every result. The schemas of what the desktop role answers are defined
  * here, browser-safe; a test keeps them equal to DesktopRole's.
  */
@@ -76,6 +77,35 @@ export const NativeHostStatus = Schema.Struct({
 })
 export type NativeHostStatus = typeof NativeHostStatus.Type
 
+/** The self-test's hops main can run without a browser, in the order they run. */
+export const SelfTestHopName = Schema.Literals([
+  "Core answers",
+  "Native host answers",
+  "Providers found",
+  "pedelec-cli reaches Core"
+])
+export type SelfTestHopName = typeof SelfTestHopName.Type
+
+const Latency = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+const Sentence = Schema.String.check(Schema.isBetweenLength(1, 2048))
+
+/**
+ * One hop of `app.self_test`, tagged by `ok`: passed, with its latency (ms, from Effect's Clock) and what came back;
+ * failed, with its coded error and what to do; or (`skipped`) not run because a hop it needs failed first.
+ */
+export const SelfTestHop = Schema.Union([
+  Schema.Struct({ name: SelfTestHopName, ok: Schema.Literal(true), ms: Latency, detail: Sentence }),
+  Schema.Struct({
+    name: SelfTestHopName,
+    ok: Schema.Literal(false),
+    ms: Latency,
+    error: PedelecErrorWire,
+    todo: Sentence
+  }),
+  Schema.Struct({ name: SelfTestHopName, ok: Schema.Literal(false), skipped: Schema.Literal(true), detail: Sentence })
+])
+export type SelfTestHop = typeof SelfTestHop.Type
+
 const method = <P extends Schema.Top, R extends Schema.Top>(params: P, result: R) => ({ params, result })
 
 /** Every call, with its params and result; a `desktop.*` method's params are the payload of the RPC of that tag. */
@@ -85,6 +115,8 @@ export const DesktopMethods = {
   "app.native_host.status": method(Empty, NativeHostStatus),
   /** Writes the launcher and this browser's manifest as the app would at start (Register, and Repair of a stale one). */
   "app.native_host.register": method(Schema.Struct({ browser: NativeHostBrowser }), NativeHostStatus),
+  /** Runs the self-test's hops that need no browser against the running parts, one after another (SelfTestHopName). */
+  "app.self_test": method(Empty, Schema.Array(SelfTestHop)),
   "desktop.status": method(Empty, CoreStatus),
   "desktop.settings.get": method(Empty, PublicSettings),
   "desktop.settings.set": method(Schema.Struct({ settings: Settings }), PublicSettings),
