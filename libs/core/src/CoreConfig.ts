@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import packageJson from "../package.json" with { type: "json" }
 
 export interface CoreConfigShape {
   readonly version: string
@@ -30,7 +31,8 @@ export interface CoreConfigShape {
   readonly enableScripted: boolean
 }
 
-export const CORE_VERSION = "0.1.0"
+/** The release, from this package's package.json (tools/release sets every package's version at once). */
+export const CORE_VERSION: string = packageJson.version
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 
