@@ -15,6 +15,7 @@ import { PedelecSession } from "./session/PedelecSession.ts"
 import { type CreateSessionOptions, prepareInput } from "./tools/Manifest.ts"
 import type { ToolDefinition, ToolHandler, ToolNameOf } from "./tools/Tool.ts"
 
+/** What `new Pedelec(options)` takes; every field is optional. */
 export interface PedelecOptions {
   /** The extension to talk to; default: the published Pedelec extension. A development build passes its own. */
   readonly extensionId?: string
@@ -24,16 +25,25 @@ export interface PedelecOptions {
 
 export interface ApprovalStatus {
   readonly installed: boolean
+/** Where this page stands with the extension, from `getApprovalStatus()` (which never opens a window). */
   readonly approved: boolean
+  /** The extension answered this page. */
   readonly origin: string | null
+  /** The user approved this page's origin. */
   readonly appConnected: boolean
+  /** This page's origin as the extension saw it (`null` where there is no page, as in a server render). */
 }
+  /** The native host reached a running Core (only asked for an approved origin). */
 
 export interface PedelecAvailability {
   readonly available: boolean
+/** The answer of `checkAvailability()`: one flag per link of the chain, and the first problem as an error. */
   readonly extension: { readonly available: boolean }
+  /** Everything is in place: a session can be created without asking the user anything. */
   readonly approval: { readonly approved: boolean; readonly origin: string | null }
+  /** Whether the extension answered this page. */
   readonly desktop: { readonly available: boolean }
+  /** Whether this origin is approved, and the origin the extension saw. */
   readonly error?: PedelecError
 }
 
@@ -41,6 +51,7 @@ export interface ResumeOptions {
   /** This page handles the session's tool calls from now on (the creator's claim moves here). */
   readonly claimTools?: boolean
 }
+/** What `resumeSession(sessionId, options)` takes. */
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
@@ -50,7 +61,12 @@ export class Pedelec {
   readonly extensionId: string
   readonly #link: ExtensionLink
   readonly #sessions = new Map<string, PedelecSession<string>>()
+/**
+ * The client a page constructs, once: it creates and resumes sessions and answers the questions a page asks before it
+ * has one. Nothing connects until the first call, so constructing it during a server render is safe.
+ */
 
+  /** The extension this client talks to (`PEDELEC_EXTENSION_ID` unless `options.extensionId` said otherwise). */
   constructor(options: PedelecOptions = {}) {
     this.extensionId = options.extensionId ?? PEDELEC_EXTENSION_ID
     const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
@@ -98,10 +114,12 @@ export class Pedelec {
     return this.#link.request("providers.list", {})
   }
 
+  /** The agent CLIs the user has; for a new origin this opens the approval window first, as `createSession` does. */
   getSettings(): Promise<PublicSettings> {
     return this.#link.request("settings.get", {})
   }
 
+  /** The user's defaults (provider, models, effort); asks for approval first, as `listProviders` does. */
   /** Never opens the approval window and never wakes the desktop app for an unapproved origin. */
   async getApprovalStatus(): Promise<ApprovalStatus> {
     try {

@@ -21,16 +21,27 @@ import { Turns } from "./Turns.ts"
 /** Tool call ids remembered so a call offered again after a reconnect runs once. */
 const REMEMBERED_CALLS = 1024
 
+/** What `sendText(text, options)` takes. */
 export interface SendTextOptions {
   /** Rejects `REQUEST_TIMEOUT` and cancels the turn when it has not completed by then. */
   readonly timeoutMs?: number
 }
 
+/**
+ * One session with a local agent, from `Pedelec.createSession` or `resumeSession`: turns, events in `seq` order,
+ * and the page's tool handlers. `ToolName` is the union of the session's tool names: `onTool("typo", …)` does not
+ * compile.
+ */
 export class PedelecSession<ToolName extends string = string> {
+  /** The agent's `pedelec_thread_id`; pass it to `resumeSession` after a reload or in another tab. */
   readonly sessionId: string
+  /** The provider code the session runs (`codex`, `claude`, `ollama`, …). */
   readonly provider: string
+  /** The model, or `null` for the provider's default. */
   readonly model: string | null
+  /** The effort level whose profile was snapshotted into the session at creation. */
   readonly effortLevel: EffortLevel
+  /** The agent's working directory: managed (deleted at end) or the path the user granted. */
   readonly workspace: WorkspaceInfo
 
   #status: SessionStatus
@@ -78,6 +89,7 @@ export class PedelecSession<ToolName extends string = string> {
     this.#lastSeq = info.lastSeq
   }
 
+  /** The session's status as Core last reported it. */
   getStatus(): SessionStatus {
     return this.#status
   }
@@ -146,21 +158,27 @@ export class PedelecSession<ToolName extends string = string> {
     return readAsset(this.#link, this.#id, path, as)
   }
 
+  /** A complete assistant message (prepare turns' chat is hidden). Returns its unsubscribe function. */
   onChat(callback: (text: string, ctx: EventContext) => void): () => void {
     return this.#on.chat.add(callback)
   }
+  /** Streamed assistant text (one delta per message where the provider does not stream). Returns its unsubscribe. */
   onChatDelta(callback: (delta: string, ctx: EventContext) => void): () => void {
     return this.#on.chatDelta.add(callback)
   }
+  /** Each change of the session's status. Returns its unsubscribe function. */
   onStatus(callback: (status: SessionStatus, ctx: EventContext) => void): () => void {
     return this.#on.status.add(callback)
   }
+  /** A turn's error (before its `failed` completion), a lost subscription, a replay gap. Returns its unsubscribe. */
   onError(callback: (error: PedelecError, ctx: EventContext) => void): () => void {
     return this.#on.error.add(callback)
   }
+  /** Once, when the session ended (here, in another tab, by revocation or in Core). Returns its unsubscribe. */
   onEnded(callback: (ctx: EventContext) => void): () => void {
     return this.#on.ended.add(callback)
   }
+  /** Every turn's one completion, whichever tab started it. Returns its unsubscribe function. */
   onTurnCompleted(callback: (result: TurnCompletion, ctx: EventContext) => void): () => void {
     return this.#on.turnCompleted.add(callback)
   }

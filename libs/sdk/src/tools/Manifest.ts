@@ -14,6 +14,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { ToolDefinition, ToolHandler } from "./Tool.ts"
 
+/** What `createSession(options)` takes; every field is optional. */
 export interface CreateSessionOptions<Tools extends ReadonlyArray<ToolDefinition> = ReadonlyArray<ToolDefinition>> {
   readonly provider?: string
   readonly model?: string

@@ -7,6 +7,7 @@ import type { ArgsSchema } from "@pedelec/contracts/ArgsSchema"
 import type { ToolAnnotations } from "@pedelec/contracts/Tool"
 import type { EventContext } from "../session/EventContext.ts"
 
+/** A plain JSON value: what tool arguments are and what a handler's result must be. */
 export type JsonValue =
   | null
   | boolean
@@ -14,10 +15,14 @@ export type JsonValue =
   | string
   | ReadonlyArray<JsonValue>
   | { readonly [key: string]: JsonValue }
+/** A JSON object: a tool's arguments. */
 export type JsonObject = { readonly [key: string]: JsonValue }
 
+/** What a tool handler receives beside the arguments. */
 export interface ToolCallContext extends EventContext {
+  /** The turn in which the agent called the tool. */
   readonly turnId: string
+  /** The call's id; Core accepts one result per id. */
   readonly toolCallId: string
   readonly tool: string
   /** Aborted when the call times out, the turn is cancelled, the session ends or the agent stops waiting. */
@@ -29,9 +34,13 @@ export interface ToolCallContext extends EventContext {
 export interface ToolDefinition<Name extends string = string, Args = JsonObject, Result = unknown> {
   readonly name: Name
   readonly description: string
+/** A tool the agent may call and the page runs; make one with `defineTool` to keep its name a literal type. */
   readonly argsSchema: ArgsSchema
+  /** `^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$`, unique in the session. */
   /** 1 s … 30 min; default 60 s. */
+  /** What the tool does, for the agent's tool index (1–4096 characters). */
   readonly timeoutMs?: number
+  /** The arguments, in the JSON Schema subset Core enforces before the handler runs. */
   readonly annotations?: ToolAnnotations
   /** Method syntax on purpose: tools with different argument types must fit one `ReadonlyArray<ToolDefinition>`. */
   handler?(args: Args, ctx: ToolCallContext): Result | Promise<Result>
@@ -46,7 +55,10 @@ export type ToolNameOf<Tools extends ReadonlyArray<ToolDefinition>> = Tools[numb
 
 export type ToolHandler<Args = JsonObject> = (args: Args, ctx: ToolCallContext) => unknown
 export type GenericToolHandler<Name extends string = string> = (
+/** The union of the names of a list of tools. */
   tool: Name,
   args: JsonObject,
+/** A handler for one tool: its return value (plain JSON) goes to the agent, a throw becomes `TOOL_HANDLER_ERROR`. */
   ctx: ToolCallContext
+/** The fallback of `onTool(handler)`: called with the tool's name for every tool without a handler of its own. */
 ) => unknown
