@@ -23,50 +23,51 @@ export interface PedelecOptions {
   readonly requestTimeoutMs?: number
 }
 
-export interface ApprovalStatus {
-  readonly installed: boolean
 /** Where this page stands with the extension, from `getApprovalStatus()` (which never opens a window). */
-  readonly approved: boolean
+export interface ApprovalStatus {
   /** The extension answered this page. */
-  readonly origin: string | null
+  readonly installed: boolean
   /** The user approved this page's origin. */
-  readonly appConnected: boolean
+  readonly approved: boolean
   /** This page's origin as the extension saw it (`null` where there is no page, as in a server render). */
-}
+  readonly origin: string | null
   /** The native host reached a running Core (only asked for an approved origin). */
+  readonly appConnected: boolean
+}
 
-export interface PedelecAvailability {
-  readonly available: boolean
 /** The answer of `checkAvailability()`: one flag per link of the chain, and the first problem as an error. */
-  readonly extension: { readonly available: boolean }
+export interface PedelecAvailability {
   /** Everything is in place: a session can be created without asking the user anything. */
-  readonly approval: { readonly approved: boolean; readonly origin: string | null }
+  readonly available: boolean
   /** Whether the extension answered this page. */
-  readonly desktop: { readonly available: boolean }
+  readonly extension: { readonly available: boolean }
   /** Whether this origin is approved, and the origin the extension saw. */
+  readonly approval: { readonly approved: boolean; readonly origin: string | null }
+  readonly desktop: { readonly available: boolean }
+  /** Why `available` is false: `EXTENSION_UNAVAILABLE`, `APPROVAL_REQUIRED`, `CORE_RUNTIME_UNAVAILABLE`, …. */
   readonly error?: PedelecError
 }
 
+/** What `resumeSession(sessionId, options)` takes. */
 export interface ResumeOptions {
   /** This page handles the session's tool calls from now on (the creator's claim moves here). */
   readonly claimTools?: boolean
 }
-/** What `resumeSession(sessionId, options)` takes. */
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
 const pageOrigin = (): string | null => (typeof location === "undefined" ? null : location.origin)
 
-export class Pedelec {
-  readonly extensionId: string
-  readonly #link: ExtensionLink
-  readonly #sessions = new Map<string, PedelecSession<string>>()
 /**
  * The client a page constructs, once: it creates and resumes sessions and answers the questions a page asks before it
  * has one. Nothing connects until the first call, so constructing it during a server render is safe.
  */
-
+export class Pedelec {
   /** The extension this client talks to (`PEDELEC_EXTENSION_ID` unless `options.extensionId` said otherwise). */
+  readonly extensionId: string
+  readonly #link: ExtensionLink
+  readonly #sessions = new Map<string, PedelecSession<string>>()
+
   constructor(options: PedelecOptions = {}) {
     this.extensionId = options.extensionId ?? PEDELEC_EXTENSION_ID
     const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
@@ -114,12 +115,10 @@ export class Pedelec {
     return this.#link.request("providers.list", {})
   }
 
-  /** The agent CLIs the user has; for a new origin this opens the approval window first, as `createSession` does. */
   getSettings(): Promise<PublicSettings> {
     return this.#link.request("settings.get", {})
   }
 
-  /** The user's defaults (provider, models, effort); asks for approval first, as `listProviders` does. */
   /** Never opens the approval window and never wakes the desktop app for an unapproved origin. */
   async getApprovalStatus(): Promise<ApprovalStatus> {
     try {

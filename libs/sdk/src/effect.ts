@@ -33,25 +33,26 @@ const orInternal = (error: unknown): PedelecError =>
 const attempt = <A>(run: () => Promise<A>): Effect.Effect<A, PedelecError> =>
   Effect.tryPromise({ try: run, catch: orInternal })
 
-export class PedelecClient extends Context.Service<
 /** The client as a service: `PedelecClient.layer(options)` provides it and closes the connection with its scope. */
+export class PedelecClient extends Context.Service<
   PedelecClient,
   {
-    readonly createSession: <const Tools extends ReadonlyArray<ToolDefinition> = []>(
     /** As `Pedelec.createSession`: opens the approval window for a new origin. */
+    readonly createSession: <const Tools extends ReadonlyArray<ToolDefinition> = []>(
       options?: CreateSessionOptions<Tools>
     ) => Effect.Effect<PedelecSession<ToolNameOf<Tools>>, PedelecError>
-    readonly resumeSession: (
     /** As `Pedelec.resumeSession`. */
+    readonly resumeSession: (
       sessionId: string,
       options?: ResumeOptions
     ) => Effect.Effect<PedelecSession<string>, PedelecError>
-    readonly listProviders: Effect.Effect<Awaited<ReturnType<Pedelec["listProviders"]>>, PedelecError>
     /** As `Pedelec.listProviders`. */
-    readonly getSettings: Effect.Effect<Awaited<ReturnType<Pedelec["getSettings"]>>, PedelecError>
+    readonly listProviders: Effect.Effect<Awaited<ReturnType<Pedelec["listProviders"]>>, PedelecError>
     /** As `Pedelec.getSettings`. */
-    readonly getApprovalStatus: Effect.Effect<ApprovalStatus, PedelecError>
+    readonly getSettings: Effect.Effect<Awaited<ReturnType<Pedelec["getSettings"]>>, PedelecError>
     /** As `Pedelec.getApprovalStatus`: never opens a window. */
+    readonly getApprovalStatus: Effect.Effect<ApprovalStatus, PedelecError>
+    /** As `Pedelec.checkAvailability`: never fails; a problem is in its `error`. */
     readonly checkAvailability: Effect.Effect<PedelecAvailability>
   }
 >()("@pedelec/sdk/PedelecClient") {
@@ -83,43 +84,44 @@ export const sendText = (
   options?: SendTextOptions
 ): Effect.Effect<TurnResult, PedelecError> => attempt(() => session.sendText(text, options))
 
+/** The warm-up turn of `PedelecSession.prepare`. */
 export const prepare = (session: PedelecSession<string>): Effect.Effect<void, PedelecError> =>
   attempt(() => session.prepare())
 
+/** Stops the active turn; its `sendText` then succeeds with reason `cancelled`. */
 export const cancel = (session: PedelecSession<string>): Effect.Effect<void, PedelecError> =>
-/** The warm-up turn of `PedelecSession.prepare`. */
   attempt(() => session.cancel())
 
 /** Idempotent. */
-/** Stops the active turn; its `sendText` then succeeds with reason `cancelled`. */
 export const end = (session: PedelecSession<string>): Effect.Effect<void, PedelecError> => attempt(() => session.end())
 
+/** Puts a file into the session's assets; succeeds with its path. */
 export const uploadAsset = (
   session: PedelecSession<string>,
   file: File,
   targetPath?: string
-/** Puts a file into the session's assets; succeeds with its path. */
 ): Effect.Effect<AssetPath, PedelecError> => attempt(() => session.uploadAsset(file, targetPath))
 
+/** The session's asset files. */
 export const listAssets = (session: PedelecSession<string>): Effect.Effect<ReadonlyArray<AssetInfo>, PedelecError> =>
   attempt(() => session.listAssets())
 
+/** Reads an asset as UTF-8 text (`ASSET_DECODE_FAILED` if it is not). */
 export const readAssetText = (session: PedelecSession<string>, path: string): Effect.Effect<string, PedelecError> =>
   attempt(() => session.readAsset(path, "text"))
 
+/** Reads an asset as JSON (`ASSET_DECODE_FAILED` if it is not). */
 export const readAssetJson = <T = JsonValue>(
   session: PedelecSession<string>,
-/** Reads an asset as UTF-8 text (`ASSET_DECODE_FAILED` if it is not). */
   path: string
 ): Effect.Effect<T, PedelecError> => attempt(() => session.readAsset<T>(path, "json"))
 
-/** Reads an asset as JSON (`ASSET_DECODE_FAILED` if it is not). */
+/** Reads an asset as a `File`. */
 export const readAssetFile = (session: PedelecSession<string>, path: string): Effect.Effect<File, PedelecError> =>
   attempt(() => session.readAsset(path, "file"))
 
 /** A session that ends when the scope closes. */
 export const scoped = <Name extends string>(
-/** Reads an asset as a `File`. */
   acquire: Effect.Effect<PedelecSession<Name>, PedelecError>
 ): Effect.Effect<PedelecSession<Name>, PedelecError, Scope> =>
   Effect.acquireRelease(acquire, (session) => Effect.ignore(end(session as PedelecSession<string>)))

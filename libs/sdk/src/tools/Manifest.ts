@@ -16,11 +16,17 @@ import type { ToolDefinition, ToolHandler } from "./Tool.ts"
 
 /** What `createSession(options)` takes; every field is optional. */
 export interface CreateSessionOptions<Tools extends ReadonlyArray<ToolDefinition> = ReadonlyArray<ToolDefinition>> {
+  /** A provider code from `listProviders()`; default: the user's default provider. */
   readonly provider?: string
+  /** A model of that provider (needs `provider`); default: the user's default model for it. */
   readonly model?: string
+  /** Which of the user's effort profiles to run; default: the settings' (`medium`). */
   readonly effortLevel?: "low" | "medium" | "high"
+  /** An absolute, existing project directory: a second grant the user approves. Absent: a managed workspace. */
   readonly workspace?: { readonly path: string }
+  /** Guidance the agent reads verbatim, and the tools it may call (made with `defineTool`). */
   readonly skills?: { readonly guidance: string; readonly tools: Tools }
+  /** End the session 10 s after its last page disconnects (default `true`). */
   readonly autoEndOnDisconnect?: boolean
 }
 

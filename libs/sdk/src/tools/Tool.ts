@@ -24,6 +24,7 @@ export interface ToolCallContext extends EventContext {
   readonly turnId: string
   /** The call's id; Core accepts one result per id. */
   readonly toolCallId: string
+  /** The tool's name. */
   readonly tool: string
   /** Aborted when the call times out, the turn is cancelled, the session ends or the agent stops waiting. */
   readonly signal: AbortSignal
@@ -31,16 +32,17 @@ export interface ToolCallContext extends EventContext {
   progress(message?: string): void
 }
 
-export interface ToolDefinition<Name extends string = string, Args = JsonObject, Result = unknown> {
-  readonly name: Name
-  readonly description: string
 /** A tool the agent may call and the page runs; make one with `defineTool` to keep its name a literal type. */
-  readonly argsSchema: ArgsSchema
+export interface ToolDefinition<Name extends string = string, Args = JsonObject, Result = unknown> {
   /** `^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$`, unique in the session. */
-  /** 1 s … 30 min; default 60 s. */
+  readonly name: Name
   /** What the tool does, for the agent's tool index (1–4096 characters). */
-  readonly timeoutMs?: number
+  readonly description: string
   /** The arguments, in the JSON Schema subset Core enforces before the handler runs. */
+  readonly argsSchema: ArgsSchema
+  /** 1 s … 30 min; default 60 s. */
+  readonly timeoutMs?: number
+  /** Hints for the agent (`readOnly`, `destructive`, `idempotent`, `title`); never enforced. */
   readonly annotations?: ToolAnnotations
   /** Method syntax on purpose: tools with different argument types must fit one `ReadonlyArray<ToolDefinition>`. */
   handler?(args: Args, ctx: ToolCallContext): Result | Promise<Result>
@@ -51,14 +53,14 @@ export const defineTool = <const Name extends string, Args = JsonObject, Result 
   tool: ToolDefinition<Name, Args, Result>
 ): ToolDefinition<Name, Args, Result> => tool
 
+/** The union of the names of a list of tools. */
 export type ToolNameOf<Tools extends ReadonlyArray<ToolDefinition>> = Tools[number]["name"]
 
+/** A handler for one tool: its return value (plain JSON) goes to the agent, a throw becomes `TOOL_HANDLER_ERROR`. */
 export type ToolHandler<Args = JsonObject> = (args: Args, ctx: ToolCallContext) => unknown
+/** The fallback of `onTool(handler)`: called with the tool's name for every tool without a handler of its own. */
 export type GenericToolHandler<Name extends string = string> = (
-/** The union of the names of a list of tools. */
   tool: Name,
   args: JsonObject,
-/** A handler for one tool: its return value (plain JSON) goes to the agent, a throw becomes `TOOL_HANDLER_ERROR`. */
   ctx: ToolCallContext
-/** The fallback of `onTool(handler)`: called with the tool's name for every tool without a handler of its own. */
 ) => unknown
