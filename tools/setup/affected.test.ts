@@ -1,7 +1,8 @@
 // The pull-request workflow's selection: `nx affected` must pick a changed project and every project that depends on
 // it (read from `nx graph`, not listed here, so a new dependent is covered), and nothing for a change to the docs.
-// It asks Nx the way the workflow does, with the changed files given (`--files`), so the working tree's own
-// uncommitted changes do not count. It does not run any target.
+// It asks Nx for the targets the workflow names (read from the workflow: Nx 24 selects by target inputs, so the sdk's
+// `docs` target, whose inputs are the docs, is selected by a doc change while its tests are not), with the changed
+// files given (`--files`), so the working tree's own uncommitted changes do not count. It runs no target.
 
 import { execFile } from "node:child_process"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
@@ -25,10 +26,19 @@ const nx = async (args: ReadonlyArray<string>): Promise<string> => {
   return run.stdout
 }
 
-const affected = async (files: ReadonlyArray<string>): Promise<ReadonlyArray<string>> =>
-  (JSON.parse(await nx(["show", "projects", "--affected", `--files=${files.join(",")}`, "--json"])) as Array<string>)
-    .slice()
-    .sort()
+/** The targets of the workflow's `nx affected -t … --base` step. */
+const workflowTargets = async (): Promise<ReadonlyArray<string>> => {
+  const workflow = await readFile(path.join(ROOT, ".github/workflows/ci.yml"), "utf8")
+  const targets = /nx affected -t ([\w -]+?) --base/.exec(workflow)?.[1]?.split(" ")
+  if (targets === undefined) throw new Error("ci.yml has no `nx affected -t <targets> --base` step; update this test")
+  return targets
+}
+
+const affected = async (files: ReadonlyArray<string>): Promise<ReadonlyArray<string>> => {
+  const targets = await workflowTargets()
+  const args = ["show", "projects", "--affected", "-t", ...targets, `--files=${files.join(",")}`, "--json"]
+  return (JSON.parse(await nx(args)) as Array<string>).slice().sort()
+}
 
 type Graph = { readonly graph: { readonly dependencies: Record<string, ReadonlyArray<{ readonly target: string }>> } }
 
@@ -49,7 +59,7 @@ const withDependents = async (project: string): Promise<ReadonlyArray<string>> =
   return [...selected].sort()
 }
 
-describe("nx affected, as the pull-request workflow runs it", () => {
+describe("nx affected, for the targets the pull-request workflow runs", () => {
   it(
     "selects the SDK and every project that depends on it for a change under libs/sdk",
     async () => {
@@ -64,7 +74,7 @@ describe("nx affected, as the pull-request workflow runs it", () => {
   it(
     "selects no project for a change to the docs",
     async () => {
-      const docs = ["README.md", "AGENTS.md", "docs/ARCHITECTURE.md", "docs/PROVIDERS.md"]
+      const docs = ["README.md", "AGENTS.md", "docs/ARCHITECTURE.md", "docs/PROVIDERS.md", "docs/guide/README.md"]
       expect(await affected(docs)).toEqual([])
     },
     NX_MS
