@@ -1,23 +1,19 @@
 /**
  * Versions — every place the release version lives, read and written: the root package.json (the release version
- * itself), each workspace's package.json, the extension's source manifest, and the few code literals that do not
- * yet read their package.json (LITERAL_SITES). Code that imports its package.json (`with { type: "json" }`) needs
- * no entry. Writing touches only the JSON files, and the lock's copies of the workspace versions so `npm install`
- * has nothing to rewrite; a literal is only read and reported. The commands are check-version.ts and set-version.ts.
+ * itself), each workspace's package.json and the extension's source manifest; and any source file that spells the
+ * release version out as a string literal, which is always wrong (code reads its package.json, `with { type: "json" }`).
+ * Writing touches only the JSON files, and the lock's copies of the workspace versions so `npm install` has nothing
+ * to rewrite; a literal is only found and reported. The commands are check-version.ts and set-version.ts.
  */
 import { readdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
 
 export const MANIFEST = "apps/extension/static/manifest.json"
 
-/**
- * Code that still spells the version out. Each should read its package.json instead (then drop its entry); until
- * then the check compares it and names it. A file without the literal any more is skipped.
- */
-export const LITERAL_SITES: ReadonlyArray<{ readonly file: string; readonly name: string }> = [
-  { file: "libs/sdk/src/page/ExtensionLink.ts", name: "SDK_VERSION" },
-  { file: "apps/desktop/src/main/DesktopConfig.ts", name: "APP_VERSION" }
-]
+/** Where code lives: a string literal equal to the release version there is one that will go stale. */
+const SOURCE_ROOTS = ["libs", "apps"]
+const SOURCE_FILE = /\.(ts|tsx)$/
+const TEST_FILE = /\.test\.tsx?$/
 
 export interface VersionSite {
   /** Relative to the workspace root, `/`-separated. */
@@ -63,10 +59,30 @@ export const workspaceDirs = async (root: string): Promise<ReadonlyArray<string>
   return dirs
 }
 
-/** `NAME = "x.y.z"` in a literal site's file, or undefined when the file or the literal is gone. */
-const literalVersion = async (root: string, file: string, name: string): Promise<string | undefined> => {
-  const text = await readFile(path.join(root, file), "utf8").catch(() => "")
-  return new RegExp(`\\b${name}\\s*(?::\\s*string\\s*)?=\\s*"([^"]*)"`).exec(text)?.[1]
+/** Source files under `<project>/src/` (tests excluded: their fixtures may name any version). */
+const sourceFiles = async (root: string): Promise<ReadonlyArray<string>> => {
+  const files: Array<string> = []
+  for (const top of SOURCE_ROOTS) {
+    for (const project of await readdir(path.join(root, top)).catch(() => [])) {
+      const src = path.join(top, project, "src")
+      const entries = await readdir(path.join(root, src), { recursive: true }).catch(() => [])
+      for (const entry of entries.map(String)) {
+        if (SOURCE_FILE.test(entry) && !TEST_FILE.test(entry)) files.push(path.join(src, entry))
+      }
+    }
+  }
+  return files
+}
+
+/** Each source file that spells `version` out as a string literal instead of reading its package.json. */
+const literalSites = async (root: string, version: string): Promise<ReadonlyArray<VersionSite>> => {
+  const spelled = new RegExp(`["'\`]${version.replaceAll(".", "\\.")}["'\`]`)
+  const sites: Array<VersionSite> = []
+  for (const file of await sourceFiles(root)) {
+    const text = await readFile(path.join(root, file), "utf8")
+    if (spelled.test(text)) sites.push({ file: file.split(path.sep).join("/"), kind: "literal", version: undefined })
+  }
+  return sites
 }
 
 /** Every version site of the workspace at `root`, the root package.json first. */
@@ -77,17 +93,15 @@ export const readSites = async (root: string): Promise<ReadonlyArray<VersionSite
     sites.push({ file, kind: "package", version: versionOf(await readJson(root, file)) })
   }
   sites.push({ file: MANIFEST, kind: "manifest", version: versionOf(await readJson(root, MANIFEST)) })
-  for (const { file, name } of LITERAL_SITES) {
-    const version = await literalVersion(root, file, name)
-    if (version !== undefined) sites.push({ file: `${file} (${name})`, kind: "literal", version })
-  }
+  const release = sites[0]?.version
+  if (release !== undefined) sites.push(...(await literalSites(root, release)))
   return sites
 }
 
-/** The sites whose version is not the root package.json's (the release version). */
+/** The sites whose version is not the root package.json's (the release version), and every code literal. */
 export const mismatches = (sites: ReadonlyArray<VersionSite>): ReadonlyArray<VersionSite> => {
   const release = sites[0]?.version
-  return sites.filter((site) => site.version === undefined || site.version !== release)
+  return sites.filter((site) => site.kind === "literal" || site.version === undefined || site.version !== release)
 }
 
 /** Replaces the top-level `"version"` (two-space indented) and keeps the rest of the file as it was. */

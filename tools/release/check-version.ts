@@ -12,13 +12,15 @@ const root = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPat
 /** What the check prints when a site differs: each file and its version, then what to do about each kind. */
 const describeMismatch = (sites: ReadonlyArray<VersionSite>, wrong: ReadonlyArray<VersionSite>): string => {
   const release = sites[0]?.version ?? "(none)"
-  const lines = wrong.map((site) => `  ${site.file}: ${site.version ?? "(no version)"}`)
+  const lines = wrong.map(
+    (site) => `  ${site.file}: ${site.kind === "literal" ? `spells ${release} out` : (site.version ?? "(no version)")}`
+  )
   const todo: Array<string> = []
   if (wrong.some((site) => site.kind !== "literal"))
     todo.push(`Run \`npm run release:version -- ${release}\` to set it in every package.json and the manifest.`)
   if (wrong.some((site) => site.kind === "literal"))
     todo.push(
-      'Make each code literal read its package\'s package.json (`import packageJson from "<path>/package.json" with { type: "json" }`, as libs/core/src/CoreConfig.ts does), then drop it from LITERAL_SITES in tools/release/Versions.ts.'
+      'Make each of those files read its package.json (`import packageJson from "<path>/package.json" with { type: "json" }`, as libs/core/src/CoreConfig.ts does) instead of spelling the version out.'
     )
   return `The release version is ${release} (package.json), but these differ:\n${lines.join("\n")}\n${todo.join("\n")}\n`
 }

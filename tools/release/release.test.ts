@@ -1,20 +1,20 @@
 // The release tools on a temp copy of this workspace's version sites (never the real tree): the check passes on the
 // copy as it is, fails naming the file and version that differ, and set-version sets every package.json, the
-// manifest and the lock, leaving only code literals (which it reports) behind.
+// manifest and the lock; a source file that spells the version out fails the check.
 import { spawnSync } from "node:child_process"
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { LITERAL_SITES, MANIFEST, mismatches, readSites, setVersion, workspaceDirs } from "./Versions.ts"
+import { MANIFEST, mismatches, readSites, setVersion, workspaceDirs } from "./Versions.ts"
 
 const workspaceRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 let copy = ""
 
 /** The real sites' files and the lock, copied as they are. */
 const copyWorkspace = async (to: string) => {
-  const files = ["package.json", "package-lock.json", MANIFEST, ...LITERAL_SITES.map((site) => site.file)]
+  const files = ["package.json", "package-lock.json", MANIFEST]
   for (const dir of await workspaceDirs(workspaceRoot)) files.push(`${dir}/package.json`)
   for (const file of files) {
     await mkdir(path.dirname(path.join(to, file)), { recursive: true })
@@ -62,28 +62,28 @@ describe("check-version", () => {
     expect(result.stderr).toContain("npm run release:version -- ")
   })
 
-  it("reads a code literal that spells the version out", async () => {
-    const [site] = LITERAL_SITES
-    if (site === undefined) return
-    await writeFile(path.join(copy, site.file), `export const ${site.name} = "0.0.7"\n`)
+  it("fails naming a source file that spells the release version out", async () => {
+    const release = JSON.parse(await readFile(path.join(copy, "package.json"), "utf8")).version as string
+    await mkdir(path.join(copy, "libs/some/src"), { recursive: true })
+    await writeFile(path.join(copy, "libs/some/src/Version.ts"), `export const VERSION = "${release}"\n`)
+    await writeFile(path.join(copy, "libs/some/src/Version.test.ts"), `const fixture = "${release}"\n`)
     const result = run("check-version.ts", copy)
     expect(result.status).toBe(1)
-    expect(result.stderr).toContain(`  ${site.file} (${site.name}): 0.0.7\n`)
-    expect(result.stderr).toContain("read its package's package.json")
+    expect(result.stderr).toContain(`  libs/some/src/Version.ts: spells ${release} out\n`)
+    expect(result.stderr).not.toContain("Version.test.ts")
+    expect(result.stderr).toContain("read its package.json")
   })
 })
 
 describe("set-version", () => {
-  it("sets every package.json, the manifest and the lock; only code literals can be left", async () => {
+  it("sets every package.json, the manifest and the lock", async () => {
     const manifestBefore = await readFile(path.join(copy, MANIFEST), "utf8")
     const result = run("set-version.ts", "0.2.0", copy)
     expect(result.stdout).toContain("set 0.2.0 in")
     const sites = await readSites(copy)
-    expect(sites.filter((site) => site.kind !== "literal").map((site) => site.version)).toEqual(
-      sites.filter((site) => site.kind !== "literal").map(() => "0.2.0")
-    )
-    expect(mismatches(sites).every((site) => site.kind === "literal")).toBe(true)
-    expect(result.status).toBe(mismatches(sites).length === 0 ? 0 : 1)
+    expect(sites.map((site) => site.version)).toEqual(sites.map(() => "0.2.0"))
+    expect(mismatches(sites)).toEqual([])
+    expect(result.status).toBe(0)
     const manifestAfter = await readFile(path.join(copy, MANIFEST), "utf8")
     expect(manifestAfter).toBe(manifestBefore.replace(/"version": "[^"]*"/, '"version": "0.2.0"'))
     const lock = JSON.parse(await readFile(path.join(copy, "package-lock.json"), "utf8"))

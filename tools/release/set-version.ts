@@ -24,7 +24,7 @@ const left = mismatches(await readSites(root))
 if (left.length > 0) {
   const lines = left.map((site) => `  ${site.file}: ${site.version ?? "(no version)"}`).join("\n")
   process.stderr.write(
-    `Still not ${version}; make each code literal read its package's package.json and drop it from LITERAL_SITES (tools/release/Versions.ts):\n${lines}\n`
+    `Still not ${version}; make each file that spells the version out read its package.json instead:\n${lines}\n`
   )
   process.exit(1)
 }

@@ -99,8 +99,6 @@ describe("a page port", () => {
       Effect.gen(function* () {
         const page = yield* connect(fake, A)
         const calls: ReadonlyArray<readonly [string, unknown]> = [
-          ["providers.list", {}],
-          ["settings.get", {}],
           ["session.subscribe", { sessionId: SESSION, afterSeq: 0 }],
           ["session.send_text", { sessionId: SESSION, text: "x" }],
           ["session.end", { sessionId: SESSION }],
@@ -119,6 +117,43 @@ describe("a page port", () => {
         assert.deepStrictEqual(status.result, { installed: true, approved: false, origin: A, appConnected: false })
         assert.strictEqual(fake.nativePorts.length, 0, "an unapproved origin never reaches the native host")
         assert.strictEqual(fake.popups.length, 0)
+      })
+    )
+  )
+
+  it.effect("asks approval for providers.list, settings.get and request_approval, then answers them", () =>
+    run((fake) =>
+      Effect.gen(function* () {
+        const page = yield* connect(fake, A)
+        page.emit(request("p1", "providers.list"))
+        yield* waitUntil(() => fake.popups.length === 1, "the approval window")
+        assert.strictEqual(fake.lastPopup().get("method"), "providers.list")
+        // Queued behind the open window (one origin asks once), answered after the user's decision.
+        page.emit(request("g1", "settings.get"))
+        page.emit(request("a1", "extension.request_approval"))
+        assert.strictEqual(fake.nativePorts.length, 0, "nothing reaches the host before the user approves")
+        yield* TestClock.adjust("1 second")
+        const decision = yield* UiRequests.use((requests) =>
+          requests.handle(
+            { kind: "approval.decide", ticket: fake.lastPopup().get("ticket"), approve: true },
+            "/approval.html"
+          )
+        )
+        assert.isTrue(decision.ok)
+        yield* waitUntil(() => fake.nativePorts.length === 1, "the native link opens")
+        const native = fake.nativePorts[0]!
+        const listed = yield* lastHostRequest(native, "providers.list")
+        native.emit({ kind: "response", id: listed.id, ok: true, result: [] })
+        assert.deepStrictEqual((yield* responseTo(page, "p1")).result, [])
+        // Two reach the host: the page's own, and request_approval's probe of Core (appConnected).
+        yield* waitUntil(() => hostRequests(native).filter((r) => r.method === "settings.get").length === 2, "both")
+        for (const asked of hostRequests(native).filter((r) => r.method === "settings.get")) {
+          assert.strictEqual(asked.origin, A)
+          native.emit({ kind: "response", id: asked.id, ok: true, result: {} })
+        }
+        const status = yield* responseTo(page, "a1")
+        assert.isTrue((status.result as { approved: boolean }).approved)
+        assert.strictEqual(fake.popups.length, 1, "one window for all three")
       })
     )
   )

@@ -23,47 +23,48 @@ export const ARGS_SCHEMA_LIMITS = {
   maxStringLength: 4096
 } as const
 
-interface Meta {
+/** What every node may carry beside its type: guidance for the agent, never applied to the arguments. */
+export interface ArgsSchemaMeta {
   readonly description?: string
   readonly default?: Schema.Json
   readonly examples?: ReadonlyArray<Schema.Json>
 }
-export interface ArgsStringSchema extends Meta {
+export interface ArgsStringSchema extends ArgsSchemaMeta {
   readonly type: "string"
   readonly enum?: ReadonlyArray<string>
   readonly minLength?: number
   readonly maxLength?: number
   readonly pattern?: string
 }
-export interface ArgsNumberSchema extends Meta {
+export interface ArgsNumberSchema extends ArgsSchemaMeta {
   readonly type: "number"
   readonly enum?: ReadonlyArray<number>
   readonly minimum?: number
   readonly maximum?: number
 }
-export interface ArgsIntegerSchema extends Meta {
+export interface ArgsIntegerSchema extends ArgsSchemaMeta {
   readonly type: "integer"
   readonly enum?: ReadonlyArray<number>
   readonly minimum?: number
   readonly maximum?: number
 }
-export interface ArgsBooleanSchema extends Meta {
+export interface ArgsBooleanSchema extends ArgsSchemaMeta {
   readonly type: "boolean"
 }
-export interface ArgsArraySchema extends Meta {
+export interface ArgsArraySchema extends ArgsSchemaMeta {
   readonly type: "array"
   readonly items: ArgsSchemaNode
   readonly minItems?: number
   readonly maxItems?: number
   readonly uniqueItems?: boolean
 }
-export interface ArgsObjectSchema extends Meta {
+export interface ArgsObjectSchema extends ArgsSchemaMeta {
   readonly type: "object"
   readonly properties?: { readonly [name: string]: ArgsSchemaNode }
   readonly required?: ReadonlyArray<string>
   readonly additionalProperties?: false
 }
-export interface ArgsOneOfSchema extends Meta {
+export interface ArgsOneOfSchema extends ArgsSchemaMeta {
   readonly oneOf: ReadonlyArray<ArgsSchemaNode>
 }
 export type ArgsSchemaNode =

@@ -165,12 +165,17 @@ describe("readAsset and listAssets", () => {
     ])
   })
 
-  it("lists through the extension; an ended session refuses", async () => {
+  it("lists through the extension, with the earlier SDK's name and sizeBytes; an ended session refuses", async () => {
     const s = await session()
-    chrome.on("asset.list", () => ({
-      result: [{ path: "a.txt", bytes: 1, contentType: "text/plain", modifiedAt: 5 }]
-    }))
-    expect(await s.listAssets()).toEqual([{ path: "a.txt", bytes: 1, contentType: "text/plain", modifiedAt: 5 }])
+    const listed = [
+      { path: "a.txt", bytes: 1, contentType: "text/plain", modifiedAt: 5 },
+      { path: "img/b.png", bytes: 7, contentType: "image/png", modifiedAt: 6 }
+    ]
+    chrome.on("asset.list", () => ({ result: listed }))
+    expect(await s.listAssets()).toEqual([
+      { ...listed[0], name: "a.txt", sizeBytes: 1 },
+      { ...listed[1], name: "b.png", sizeBytes: 7 }
+    ])
     chrome.on("session.end", () => ({ result: {} }))
     await s.end()
     expect((await failure(s.listAssets())).code).toBe("SESSION_ENDED")

@@ -38,11 +38,18 @@ describe("the built SDK", () => {
     expect(code).toMatch(/export\s*\{[^}]*\bPedelec\b/)
   })
 
-  it("ships type declarations for both entries", async () => {
+  it("ships self-contained type declarations for both entries", async () => {
     const names = await readdir(dist)
     expect(names).toEqual(expect.arrayContaining(["index.d.ts", "effect.d.ts"]))
-    const declarations = await readFile(path.join(dist, "index.d.ts"), "utf8")
+    const declarations = (
+      await Promise.all(
+        names.filter((name) => name.endsWith(".d.ts")).map((name) => readFile(path.join(dist, name), "utf8"))
+      )
+    ).join("\n")
     expect(declarations).toMatch(/declare class Pedelec\b/)
+    expect(declarations).toMatch(/declare class PedelecError\b/)
+    // Contracts' types are inlined: a page's install has no @pedelec/contracts to resolve them from.
+    expect(specifiersOf(declarations).filter((specifier) => !/^(\.\/|effect\/)/.test(specifier))).toEqual([])
     // The hooks the client calls on its sessions are @internal: not part of what page authors see.
     expect(declarations).not.toMatch(/\bresubscribe\(|\breceive\(/)
   })

@@ -18,9 +18,11 @@ import type { ToolDefinition, ToolHandler, ToolNameOf } from "./tools/Tool.ts"
 /** What `new Pedelec(options)` takes; every field is optional. */
 export interface PedelecOptions {
   /** The extension to talk to; default: the published Pedelec extension. A development build passes its own. */
-  readonly extensionId?: string
+  readonly extensionId?: string | undefined
   /** How long a request may wait for its acknowledgement (never counting the approval window); default 30 s. */
-  readonly requestTimeoutMs?: number
+  readonly requestTimeoutMs?: number | undefined
+  /** The earlier SDK's name for `requestTimeoutMs` (which wins when both are given). */
+  readonly bridgeTimeoutMs?: number | undefined
 }
 
 /** Where this page stands with the extension, from `getApprovalStatus()` (which never opens a window). */
@@ -43,7 +45,8 @@ export interface PedelecAvailability {
   readonly extension: { readonly available: boolean }
   /** Whether this origin is approved, and the origin the extension saw. */
   readonly approval: { readonly approved: boolean; readonly origin: string | null }
-  readonly desktop: { readonly available: boolean }
+  /** `launchAttempted`: whether Core was asked at all (only for an approved origin; it may start the app). */
+  readonly desktop: { readonly available: boolean; readonly launchAttempted: boolean }
   /** Why `available` is false: `EXTENSION_UNAVAILABLE`, `APPROVAL_REQUIRED`, `CORE_RUNTIME_UNAVAILABLE`, …. */
   readonly error?: PedelecError
 }
@@ -51,7 +54,7 @@ export interface PedelecAvailability {
 /** What `resumeSession(sessionId, options)` takes. */
 export interface ResumeOptions {
   /** This page handles the session's tool calls from now on (the creator's claim moves here). */
-  readonly claimTools?: boolean
+  readonly claimTools?: boolean | undefined
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
@@ -70,7 +73,7 @@ export class Pedelec {
 
   constructor(options: PedelecOptions = {}) {
     this.extensionId = options.extensionId ?? PEDELEC_EXTENSION_ID
-    const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+    const timeout = options.requestTimeoutMs ?? options.bridgeTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
     this.#link = new ExtensionLink(this.extensionId, Math.max(1, timeout), {
       onEvent: (event) => this.#sessions.get(event.sessionId)?.receive(event),
       onNotice: (notice) => this.#notice(notice),
@@ -111,12 +114,22 @@ export class Pedelec {
     return this.#attach(info, claimTools, new Map())
   }
 
+  /** The agent CLIs the user has; for a new origin this opens the approval window first, as `createSession` does. */
   listProviders(): Promise<ReadonlyArray<ProviderInfo>> {
     return this.#link.request("providers.list", {})
   }
 
+  /** The user's defaults (provider, models, effort); asks for approval first, as `listProviders` does. */
   getSettings(): Promise<PublicSettings> {
     return this.#link.request("settings.get", {})
+  }
+
+  /**
+   * Asks the user to approve this origin now (the approval window, unless it is approved already) and resolves with
+   * the status after it; rejects `APPROVAL_REJECTED`, `APPROVAL_TIMEOUT` or `APPROVAL_PENDING` as `createSession` does.
+   */
+  requestApproval(): Promise<ApprovalStatus> {
+    return this.#link.request("extension.request_approval", {})
   }
 
   /** Never opens the approval window and never wakes the desktop app for an unapproved origin. */
@@ -147,7 +160,7 @@ export class Pedelec {
         available,
         extension: { available: status.installed },
         approval: { approved: status.approved, origin: status.origin },
-        desktop: { available: status.appConnected },
+        desktop: { available: status.appConnected, launchAttempted: status.approved },
         ...(error === undefined ? {} : { error })
       }
     } catch (error) {
@@ -156,7 +169,7 @@ export class Pedelec {
         available: false,
         extension: { available: false },
         approval: { approved: false, origin: pageOrigin() },
-        desktop: { available: false },
+        desktop: { available: false, launchAttempted: false },
         error: reason
       }
     }

@@ -3,7 +3,7 @@
  * scope) and every operation as an Effect whose one error type is `PedelecError`, narrowed by `code`
  * (`Effect.catchIf(hasCode("SESSION_BUSY"))`). Session callbacks (`onChat`, `onTool`, …) are the session's own.
  */
-import type { AssetInfo, AssetPath } from "@pedelec/contracts/Assets"
+import type { AssetPath } from "@pedelec/contracts/Assets"
 import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -16,6 +16,7 @@ import {
   type PedelecOptions,
   type ResumeOptions
 } from "./Pedelec.ts"
+import type { SandboxAsset } from "./session/Assets.ts"
 import type { TurnResult } from "./session/EventContext.ts"
 import type { PedelecSession, SendTextOptions } from "./session/PedelecSession.ts"
 import type { CreateSessionOptions } from "./tools/Manifest.ts"
@@ -52,6 +53,7 @@ export class PedelecClient extends Context.Service<
     readonly getSettings: Effect.Effect<Awaited<ReturnType<Pedelec["getSettings"]>>, PedelecError>
     /** As `Pedelec.getApprovalStatus`: never opens a window. */
     readonly getApprovalStatus: Effect.Effect<ApprovalStatus, PedelecError>
+    readonly requestApproval: Effect.Effect<ApprovalStatus, PedelecError>
     /** As `Pedelec.checkAvailability`: never fails; a problem is in its `error`. */
     readonly checkAvailability: Effect.Effect<PedelecAvailability>
   }
@@ -71,6 +73,7 @@ export class PedelecClient extends Context.Service<
           listProviders: attempt(() => client.listProviders()),
           getSettings: attempt(() => client.getSettings()),
           getApprovalStatus: attempt(() => client.getApprovalStatus()),
+          requestApproval: attempt(() => client.requestApproval()),
           checkAvailability: Effect.promise(() => client.checkAvailability())
         }
       })
@@ -103,7 +106,7 @@ export const uploadAsset = (
 ): Effect.Effect<AssetPath, PedelecError> => attempt(() => session.uploadAsset(file, targetPath))
 
 /** The session's asset files. */
-export const listAssets = (session: PedelecSession<string>): Effect.Effect<ReadonlyArray<AssetInfo>, PedelecError> =>
+export const listAssets = (session: PedelecSession<string>): Effect.Effect<ReadonlyArray<SandboxAsset>, PedelecError> =>
   attempt(() => session.listAssets())
 
 /** Reads an asset as UTF-8 text (`ASSET_DECODE_FAILED` if it is not). */

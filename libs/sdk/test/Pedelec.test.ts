@@ -1,3 +1,4 @@
+import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Pedelec, PedelecError } from "../src/index.ts"
 import { FakeExtension, SESSION_ID, sessionInfo, tick, uninstall, wireError } from "./FakeExtension.ts"
@@ -59,9 +60,34 @@ describe("connecting", () => {
   })
 
   it("times out an unanswered request with REQUEST_TIMEOUT naming the method", async () => {
-    chrome.on("settings.get", () => "silent")
-    const error = await new Pedelec({ requestTimeoutMs: 50 }).getSettings().catch((e: PedelecError) => e)
-    expect(error).toMatchObject({ code: "REQUEST_TIMEOUT", details: { method: "settings.get", timeoutMs: 50 } })
+    chrome.on("extension.approval_status", () => "silent")
+    const error = await new Pedelec({ requestTimeoutMs: 50 }).getApprovalStatus().catch((e: PedelecError) => e)
+    expect(error).toMatchObject({
+      code: "REQUEST_TIMEOUT",
+      details: { method: "extension.approval_status", timeoutMs: 50 }
+    })
+  })
+
+  it("takes the earlier SDK's bridgeTimeoutMs as requestTimeoutMs", async () => {
+    chrome.on("extension.approval_status", () => "silent")
+    const error = await new Pedelec({ bridgeTimeoutMs: 40 }).getApprovalStatus().catch((e: PedelecError) => e)
+    expect(error).toMatchObject({ code: "REQUEST_TIMEOUT", details: { timeoutMs: 40 } })
+  })
+
+  it("gives listProviders, getSettings and requestApproval the approval window on top of the request timeout", async () => {
+    const status = { installed: true, approved: true, origin: "http://localhost", appConnected: true }
+    const DEFAULT_PUBLIC_SETTINGS = { ...DEFAULT_SETTINGS, secretsSet: { ollamaApiKey: false } }
+    const afterTheWindow = (result: unknown) => async () => {
+      await tick(120)
+      return { result }
+    }
+    chrome.on("providers.list", afterTheWindow([]))
+    chrome.on("settings.get", afterTheWindow(DEFAULT_PUBLIC_SETTINGS))
+    chrome.on("extension.request_approval", afterTheWindow(status))
+    const pedelec = new Pedelec({ requestTimeoutMs: 50 })
+    expect(await pedelec.listProviders()).toEqual([])
+    expect((await pedelec.getSettings()).defaultProvider).toBe(DEFAULT_PUBLIC_SETTINGS.defaultProvider)
+    expect(await pedelec.requestApproval()).toEqual(status)
   })
 
   it("gives creation the approval window on top of the request timeout", async () => {
@@ -174,6 +200,21 @@ describe("sessions", () => {
   it("refuses a model without a provider as INVALID_INPUT", async () => {
     const error = await new Pedelec().createSession({ model: "m" }).catch((e: PedelecError) => e)
     expect(error).toMatchObject({ code: "INVALID_INPUT", details: { pointer: "/model" } })
+  })
+
+  it("takes a property set to undefined as not given, as the earlier SDK's types allowed", async () => {
+    await new Pedelec().createSession({
+      provider: undefined,
+      model: undefined,
+      workspace: undefined,
+      skills: {
+        guidance: "g",
+        tools: [{ name: "t", description: "d", argsSchema: { type: "object" }, timeoutMs: undefined }]
+      }
+    })
+    expect(chrome.requests("session.create")[0]!.params).toEqual({
+      input: { skills: { guidance: "g", tools: [{ name: "t", description: "d", argsSchema: { type: "object" } }] } }
+    })
   })
 
   it("sends the manifest without handlers", async () => {

@@ -223,6 +223,15 @@ describe("tool calls", () => {
     ])
   })
 
+  it("gives the handler the call's id under both names, toolCallId and the earlier SDK's toolRequestId", async () => {
+    const { session } = await open()
+    const seen: Array<readonly [string, string]> = []
+    session.onTool("count", (_, ctx) => seen.push([ctx.toolCallId, ctx.toolRequestId]))
+    chrome.port.event(events.toolCall(TURN, "call0001", "count"))
+    await tick(10)
+    expect(seen).toEqual([["call0001", "call0001"]])
+  })
+
   it("runs a call offered again (same toolCallId) once", async () => {
     const { session } = await open()
     let runs = 0

@@ -16,6 +16,7 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import packageJson from "../../package.json" with { type: "json" }
 import type { TrayIcon } from "./electron/ElectronTray.ts"
 import type { NativeHostConfig } from "./NativeHostSetup.ts"
 
@@ -33,7 +34,8 @@ export interface DesktopConfigShape {
   readonly refreshMs: number
 }
 
-export const APP_VERSION = "0.1.0"
+/** From package.json: one version everywhere (`npm run check:version`). */
+export const APP_VERSION: string = packageJson.version
 
 /** Contracts name no desktop component; the app owns Core's runtime, so its own errors say `core`. */
 export const SOURCE: Component = "desktop"

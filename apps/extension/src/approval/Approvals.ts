@@ -1,8 +1,8 @@
 /**
  * Approvals — asks the user, in an extension popup window the page cannot draw over, whether an origin may use
  * Pedelec and (SPEC §12) whether it may use an explicit workspace path; one window asks both when both are needed.
- * The rules (SPEC §4): one ask at a time (others get APPROVAL_PENDING); Approve / Reject / window closed / 60 s
- * (APPROVAL_REJECTED, APPROVAL_TIMEOUT); a rejection is remembered 10 minutes in `chrome.storage.session`, so a
+ * The rules (SPEC §4): one ask at a time (others get APPROVAL_PENDING; the same origin asking again waits on it);
+ * Approve / Reject / window closed / 60 s (APPROVAL_REJECTED, APPROVAL_TIMEOUT); a rejection is remembered 10 minutes in `chrome.storage.session`, so a
  * worker restart does not forget it; an ask whose page goes is dropped by interrupting it (its window closes); an
  * Approve that arrives before the button could be enabled is ignored. It records what the user allowed in Grants;
  * which requests need an ask is decided by the page connection. The window is Approvals/ApprovalWindow's, the
@@ -34,6 +34,8 @@ type Decision = "approve" | "reject" | "closed"
 
 interface Pending extends WindowSlot {
   readonly origin: Origin
+  /** Whether the window asks for the origin itself (a later origin-only ask of that origin waits on it). */
+  readonly asksOrigin: boolean
   readonly openedAt: number
   readonly decision: Deferred.Deferred<Decision>
 }
@@ -70,11 +72,32 @@ export class Approvals extends Context.Service<
   )
 }
 
+/** Also settles the decision (as closed) when the asker went first, so an ask that joined it is not left waiting. */
 const release = (state: ApprovalsState, entry: Pending) =>
   Effect.suspend(() => {
     if (state.pending === entry) state.pending = undefined
-    return entry.windowId === undefined ? Effect.void : closeWindow(state.chrome, entry.windowId)
+    const closing = entry.windowId === undefined ? Effect.void : closeWindow(state.chrome, entry.windowId)
+    return Effect.andThen(Deferred.succeed(entry.decision, "closed"), closing)
   })
+
+/**
+ * The same origin asking again while its window is open (a page that lists providers and reads settings at once)
+ * waits on that window's decision instead of APPROVAL_PENDING.
+ */
+const join = (state: ApprovalsState, entry: Pending, origin: Origin) =>
+  Deferred.await(entry.decision).pipe(
+    Effect.timeoutOrElse({ duration: APPROVAL_TIMEOUT_MS, orElse: () => Effect.succeed("timeout" as const) }),
+    Effect.flatMap((outcome) =>
+      outcome === "approve"
+        ? // Stored here too (it is idempotent): the joiner may run on before the first asker has stored it.
+          state.grants.approve(origin)
+        : Effect.fail(
+            PedelecError.fromCode(outcome === "timeout" ? "APPROVAL_TIMEOUT" : "APPROVAL_REJECTED", "extension", {
+              details: { origin }
+            })
+          )
+    )
+  )
 
 /** Opens the window for `entry` and waits for the user: a decision, or "timeout". The window closes either way. */
 const awaitDecision = (state: ApprovalsState, entry: Pending, request: ApprovalAsk) =>
@@ -93,10 +116,15 @@ const ask = Effect.fn("Approvals.ask")(function* (state: ApprovalsState, request
   const until = (yield* readRejections(state.chrome))[rejectionKey(request)]
   if (until !== undefined && until > now) return yield* Effect.fail(rejected(origin, until))
   const decision = yield* Deferred.make<Decision>()
-  if (state.pending !== undefined) {
+  const open = state.pending
+  if (open !== undefined) {
+    if (open.origin === origin && open.asksOrigin && request.askOrigin && request.path === undefined) {
+      return yield* join(state, open, origin)
+    }
     return yield* Effect.fail(PedelecError.fromCode("APPROVAL_PENDING", "extension", { details: { origin } }))
   }
-  const entry: Pending = { ticket: mintTicket(), origin, openedAt: now, decision, windowId: undefined }
+  const asksOrigin = request.askOrigin
+  const entry: Pending = { ticket: mintTicket(), origin, asksOrigin, openedAt: now, decision, windowId: undefined }
   state.pending = entry
   const outcome = yield* awaitDecision(state, entry, request)
   if (outcome === "timeout") {

@@ -35,7 +35,15 @@ const detail = (term: string, value: string | null, id: string) => {
   dd.textContent = value
   details.append(dt, dd)
 }
-detail("Asks to", method === "session.resume" ? "continue an existing session" : "start an agent session", "asks")
+/** What the call that asked wants first; approving lets the site start agent sessions whichever it was. */
+const ASKS: Readonly<Record<string, string>> = {
+  "session.create": "start an agent session",
+  "session.resume": "continue an existing session",
+  "providers.list": "use Pedelec, starting with which agent CLIs you have installed",
+  "settings.get": "use Pedelec, starting with your default provider and models",
+  "extension.request_approval": "use Pedelec: start agent sessions on this computer"
+}
+detail("Asks to", ASKS[method ?? ""] ?? "start an agent session", "asks")
 if (method === "session.create") detail("Provider", query.get("provider") ?? "your default provider", "provider")
 detail("Model", query.get("model"), "model")
 detail("Session", query.get("sessionId"), "session")

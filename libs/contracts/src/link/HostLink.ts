@@ -57,7 +57,7 @@ export type HostMethod = keyof typeof HostMethods
 export type HostParams<M extends HostMethod> = (typeof HostMethods)[M]["params"]["Type"]
 
 /** Answered by the extension itself: the host refuses them without waking Core. */
-export const EXTENSION_ANSWERS = ["extension.hello", "extension.approval_status"] as const
+export const EXTENSION_ANSWERS = ["extension.hello", "extension.approval_status", "extension.request_approval"] as const
 
 export const HostRequest = Schema.Struct({
   kind: Schema.Literal("request"),

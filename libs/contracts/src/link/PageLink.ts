@@ -41,7 +41,12 @@ export const PageMethods = {
     Schema.Struct({ protocolVersion: ProtocolVersion, extensionVersion: Schema.String })
   ),
   "extension.approval_status": method(Empty, ApprovalStatus),
-  /** Opens the approval popup for an unapproved origin; `claimTools` makes this page the tool handler. */
+  /**
+   * Opens the approval popup for an unapproved origin and answers the status after it (at once when approved). So do
+   * `session.create`, `session.resume`, `providers.list` and `settings.get` before their own work (SPEC §4).
+   */
+  "extension.request_approval": method(Empty, ApprovalStatus),
+  /** `claimTools` makes this page the tool handler. */
   "session.create": method(Schema.Struct({ input: CreateSessionInput }), SessionInfo),
   "session.resume": method(Schema.Struct({ sessionId: SessionId, claimTools: Schema.Boolean }), SessionInfo),
   /** Events after `afterSeq` (replayed, then live) are pushed on this port until it closes. */

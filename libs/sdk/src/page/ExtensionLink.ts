@@ -20,14 +20,22 @@ import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import { version } from "../../package.json"
 import { type ChromePort, lastErrorMessage, openPort } from "./ChromePort.ts"
 
-export const SDK_VERSION = "0.1.0"
+/** From package.json (one version everywhere); a named import, so the bundle carries only this one field. */
+export const SDK_VERSION: string = version
 
 /** The approval window may stay open this long (SPEC §4); the acknowledgement timeout never runs during it. */
 const APPROVAL_WINDOW_MS = 60_000
 /** Methods the extension may answer only after the user decided in the approval window. */
-const MAY_ASK_USER: ReadonlySet<PageMethod> = new Set(["session.create", "session.resume"])
+const MAY_ASK_USER: ReadonlySet<PageMethod> = new Set([
+  "session.create",
+  "session.resume",
+  "providers.list",
+  "settings.get",
+  "extension.request_approval"
+])
 /** Safe to send again after a reconnect: Core treats a repeat as the same request. */
 const IDEMPOTENT: ReadonlySet<PageMethod> = new Set([
   "tool.submit_result",

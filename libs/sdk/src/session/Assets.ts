@@ -7,6 +7,7 @@
 import {
   ASSET_LIMITS,
   ASSET_TICKET_HEADER,
+  type AssetInfo,
   AssetPath,
   type AssetTicket,
   type ReadAssetAs
@@ -45,6 +46,19 @@ const transfer = async (ticket: AssetTicket, body: Blob | null = null): Promise<
     ? PedelecError.fromCode(said.code, "core", { message: String(said.message) })
     : fail("ASSET_TRANSFER_FAILED", { reason: `the local runtime answered HTTP ${response.status}` })
 }
+
+/** A listed asset: Core's `AssetInfo`, with the earlier SDK's `name` (the file name) and `sizeBytes` (= `bytes`). */
+export interface SandboxAsset extends AssetInfo {
+  readonly name: string
+  readonly sizeBytes: number
+}
+
+export const listAssets = async (link: ExtensionLink, sessionId: SessionId): Promise<ReadonlyArray<SandboxAsset>> =>
+  (await link.request("asset.list", { sessionId })).map((asset) => ({
+    ...asset,
+    name: asset.path.slice(asset.path.lastIndexOf("/") + 1),
+    sizeBytes: asset.bytes
+  }))
 
 export const uploadAsset = async (link: ExtensionLink, sessionId: SessionId, file: File, target?: string) => {
   const path = assetPathOf(target ?? file.name)

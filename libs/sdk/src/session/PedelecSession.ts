@@ -4,7 +4,7 @@
  * reported; the SDK never guesses one. The port, requests and reconnection are ExtensionLink's; the session only
  * re-subscribes itself from the last `seq` it saw when asked to.
  */
-import type { AssetInfo, AssetPath, ReadAssetAs } from "@pedelec/contracts/Assets"
+import type { AssetPath, ReadAssetAs } from "@pedelec/contracts/Assets"
 import type { SessionEvent, ToolCallEvent } from "@pedelec/contracts/Events"
 import type { SessionId, ToolCallId } from "@pedelec/contracts/Ids"
 import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
@@ -13,7 +13,7 @@ import type { SessionInfo, SessionStatus, WorkspaceInfo } from "@pedelec/contrac
 import type { ExtensionLink } from "../page/ExtensionLink.ts"
 import type { GenericToolHandler, JsonObject, JsonValue, ToolCallContext, ToolHandler } from "../tools/Tool.ts"
 import { handlerNotFound, runHandler } from "../tools/ToolRunner.ts"
-import { readAsset, uploadAsset } from "./Assets.ts"
+import { listAssets, readAsset, type SandboxAsset, uploadAsset } from "./Assets.ts"
 import type { EventContext, TurnCompletion, TurnResult } from "./EventContext.ts"
 import { Listeners } from "./Listeners.ts"
 import { Turns } from "./Turns.ts"
@@ -24,7 +24,7 @@ const REMEMBERED_CALLS = 1024
 /** What `sendText(text, options)` takes. */
 export interface SendTextOptions {
   /** Rejects `REQUEST_TIMEOUT` and cancels the turn when it has not completed by then. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
 }
 
 /**
@@ -143,10 +143,10 @@ export class PedelecSession<ToolName extends string = string> {
     return uploadAsset(this.#link, this.#id, file, targetPath)
   }
 
-  /** The session's asset files, with sizes, content types and modification times. */
-  async listAssets(): Promise<ReadonlyArray<AssetInfo>> {
+  /** The session's asset files, with names, sizes, content types and modification times. */
+  async listAssets(): Promise<ReadonlyArray<SandboxAsset>> {
     this.#usable()
-    return this.#link.request("asset.list", { sessionId: this.#id })
+    return listAssets(this.#link, this.#id)
   }
 
   /** Reads an asset (one the agent wrote, say) as UTF-8 text, as JSON, or as a File. */
@@ -337,6 +337,7 @@ export class PedelecSession<ToolName extends string = string> {
       ...base,
       turnId: event.turnId,
       toolCallId,
+      toolRequestId: toolCallId,
       tool,
       signal: controller.signal,
       progress: (message) => {

@@ -17,17 +17,17 @@ import type { ToolDefinition, ToolHandler } from "./Tool.ts"
 /** What `createSession(options)` takes; every field is optional. */
 export interface CreateSessionOptions<Tools extends ReadonlyArray<ToolDefinition> = ReadonlyArray<ToolDefinition>> {
   /** A provider code from `listProviders()`; default: the user's default provider. */
-  readonly provider?: string
+  readonly provider?: string | undefined
   /** A model of that provider (needs `provider`); default: the user's default model for it. */
-  readonly model?: string
+  readonly model?: string | undefined
   /** Which of the user's effort profiles to run; default: the settings' (`medium`). */
-  readonly effortLevel?: "low" | "medium" | "high"
+  readonly effortLevel?: "low" | "medium" | "high" | undefined
   /** An absolute, existing project directory: a second grant the user approves. Absent: a managed workspace. */
-  readonly workspace?: { readonly path: string }
+  readonly workspace?: { readonly path: string } | undefined
   /** Guidance the agent reads verbatim, and the tools it may call (made with `defineTool`). */
-  readonly skills?: { readonly guidance: string; readonly tools: Tools }
+  readonly skills?: { readonly guidance: string; readonly tools: Tools } | undefined
   /** End the session 10 s after its last page disconnects (default `true`). */
-  readonly autoEndOnDisconnect?: boolean
+  readonly autoEndOnDisconnect?: boolean | undefined
 }
 
 export interface Prepared {
@@ -41,17 +41,21 @@ const decodeInput = Schema.decodeUnknownExit(CreateSessionInput)
 const invalid = (code: "TOOLS_MANIFEST_INVALID" | "INVALID_INPUT", pointer: string, reason: string) =>
   PedelecError.fromCode(code, "sdk", { details: { pointer, reason } })
 
+/** A property set to `undefined` is one not given, as a page's types allow (the wire has no `undefined`). */
+const given = <T extends object>(value: T): T =>
+  Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T
+
 /** Throws `TOOLS_MANIFEST_INVALID` or `INVALID_INPUT` with the JSON pointer of the problem. */
 export const prepareInput = (options: CreateSessionOptions<ReadonlyArray<ToolDefinition>>): Prepared => {
   const inlineHandlers = new Map<string, ToolHandler>()
-  const { skills, ...rest } = options
+  const { skills, ...rest } = given(options)
   let wire: Record<string, unknown> = rest
   if (skills !== undefined) {
     if (!Array.isArray(skills.tools)) throw invalid("TOOLS_MANIFEST_INVALID", "/skills/tools", "tools must be an array")
     const tools = skills.tools.map((tool: ToolDefinition, index) => {
       const at = `/skills/tools/${index}`
       if (typeof tool !== "object" || tool === null) throw invalid("TOOLS_MANIFEST_INVALID", at, "a tool is an object")
-      const { handler, ...manifest } = tool
+      const { handler, ...manifest } = given(tool)
       const args = decodeArgsSchema(manifest.argsSchema)
       if (Result.isFailure(args)) {
         throw invalid("TOOLS_MANIFEST_INVALID", `${at}/argsSchema${args.failure.pointer}`, args.failure.reason)

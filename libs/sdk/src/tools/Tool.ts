@@ -24,6 +24,8 @@ export interface ToolCallContext extends EventContext {
   readonly turnId: string
   /** The call's id; Core accepts one result per id. */
   readonly toolCallId: string
+  /** The earlier SDK's name for `toolCallId`. */
+  readonly toolRequestId: string
   /** The tool's name. */
   readonly tool: string
   /** Aborted when the call times out, the turn is cancelled, the session ends or the agent stops waiting. */
@@ -41,9 +43,9 @@ export interface ToolDefinition<Name extends string = string, Args = JsonObject,
   /** The arguments, in the JSON Schema subset Core enforces before the handler runs. */
   readonly argsSchema: ArgsSchema
   /** 1 s … 30 min; default 60 s. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
   /** Hints for the agent (`readOnly`, `destructive`, `idempotent`, `title`); never enforced. */
-  readonly annotations?: ToolAnnotations
+  readonly annotations?: ToolAnnotations | undefined
   /** Method syntax on purpose: tools with different argument types must fit one `ReadonlyArray<ToolDefinition>`. */
   handler?(args: Args, ctx: ToolCallContext): Result | Promise<Result>
 }

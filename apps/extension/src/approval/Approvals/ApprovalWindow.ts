@@ -14,7 +14,13 @@ const WINDOW_KEY = "approvalWindow"
 /** What the window shows and what an Approve grants. */
 export interface ApprovalAsk {
   readonly origin: Origin
-  readonly method: "session.create" | "session.resume"
+  /** The page call that asked (SPEC §4: these five may); approving grants the origin, whichever it was. */
+  readonly method:
+    | "session.create"
+    | "session.resume"
+    | "providers.list"
+    | "settings.get"
+    | "extension.request_approval"
   /** The origin is not approved yet; false when only `path` needs a grant. */
   readonly askOrigin: boolean
   /** An explicit workspace path that needs its own grant. */

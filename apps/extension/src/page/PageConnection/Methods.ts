@@ -1,7 +1,8 @@
 /**
- * PageConnection/Methods — what one page port does with each decoded call: `extension.hello` and
- * `extension.approval_status` are answered here; the approval gate (SPEC §4, §12: only `session.create` and
- * `session.resume` ask, every other method from an unapproved origin is APPROVAL_REQUIRED); everything else is
+ * PageConnection/Methods — what one page port does with each decoded call: `extension.hello`,
+ * `extension.approval_status` and `extension.request_approval` are answered here; the approval gate (SPEC §4, §12:
+ * `session.create`, `session.resume`, `providers.list`, `settings.get` and `extension.request_approval` open the
+ * approval window for an unapproved origin, every other method from one is APPROVAL_REQUIRED); everything else is
  * forwarded to Core under its own name (Forwarding). It keeps which sessions this port claimed tools for (created here,
  * or resumed with `claimTools`), which its `session.subscribe` passes on as HostSubscribeParams.claimTools.
  */
@@ -94,6 +95,17 @@ const resumeSession = Effect.fnUntraced(function* (context: PageMethodsContext, 
   return session
 })
 
+/** For the calls a page makes before it has a session: approval first, then the call itself. */
+const askingFirst = Effect.fnUntraced(function* (
+  context: PageMethodsContext,
+  method: "providers.list" | "settings.get" | "extension.request_approval"
+) {
+  const { grants, approvals, forwarding } = context
+  if (!(yield* grants.isApproved(forwarding.origin))) {
+    yield* approvals.ask({ origin: forwarding.origin, method, askOrigin: true })
+  }
+})
+
 const requireApproved = ({ grants, forwarding: { origin } }: PageMethodsContext) =>
   Effect.flatMap(grants.isApproved(origin), (approved) =>
     approved
@@ -111,6 +123,11 @@ export const dispatch = (context: PageMethodsContext, call: PageCall): Effect.Ef
       return createSession(context, call.params)
     case "session.resume":
       return resumeSession(context, call.params)
+    case "extension.request_approval":
+      return Effect.andThen(askingFirst(context, call.method), approvalStatus(context))
+    case "providers.list":
+    case "settings.get":
+      return Effect.andThen(askingFirst(context, call.method), forward(context.forwarding, call.method, call.params))
     case "session.subscribe": {
       const { sessionId } = call.params
       const params = { ...call.params, claimTools: context.claims.has(sessionId) }
