@@ -1,4 +1,4 @@
-// Who may do what: an unapproved origin is refused everything but the calls that ask the user (create, resume),
+// Who may do what: an unapproved origin is asked before anything (its status says so without waking the app),
 // another origin cannot touch a session, an explicit workspace path is a grant of its own, and revoking an origin
 // on the options page ends its sessions at once.
 import { readdir } from "node:fs/promises"
@@ -14,22 +14,20 @@ describe("origins and grants", () => {
   let owner: Page
   let sessionId: string
 
-  test("an unapproved origin gets APPROVAL_REQUIRED for every request that does not ask the user", async () => {
+  test("an unapproved origin's status and availability say so, and never wake the desktop app", async () => {
     // http://localhost:<port> is the same server as 127.0.0.1 but another origin, and nobody approves it here.
+    // (listProviders and getSettings ask the user like createSession: earlier.e2e.test.ts.)
     const stranger = await chain().openPage(chain().origins.localhost)
     const outcome = await stranger.evaluate(async (extensionId) => {
       const client = window.e2e.client(extensionId)
-      return {
-        status: await client.getApprovalStatus(),
-        listProviders: await window.e2e.failure(client.listProviders()),
-        getSettings: await window.e2e.failure(client.getSettings()),
-        availability: await client.checkAvailability()
-      }
+      return { status: await client.getApprovalStatus(), availability: await client.checkAvailability() }
     }, chain().extensionId)
     expect(outcome.status).toMatchObject({ installed: true, approved: false, appConnected: false })
-    expect(outcome.listProviders?.code).toBe("APPROVAL_REQUIRED")
-    expect(outcome.getSettings?.code).toBe("APPROVAL_REQUIRED")
-    expect(outcome.availability).toMatchObject({ extension: { available: true }, approval: { approved: false } })
+    expect(outcome.availability).toMatchObject({
+      extension: { available: true },
+      approval: { approved: false },
+      desktop: { available: false, launchAttempted: false }
+    })
     await stranger.close()
   })
 
@@ -100,9 +98,9 @@ describe("origins and grants", () => {
       10_000
     )
     const after = await owner.evaluate(
-      (extensionId) => window.e2e.failure(window.e2e.client(extensionId).listProviders()),
+      (extensionId) => window.e2e.client(extensionId).getApprovalStatus(),
       chain().extensionId
     )
-    expect(after?.code).toBe("APPROVAL_REQUIRED")
+    expect(after).toMatchObject({ approved: false })
   })
 })

@@ -5,6 +5,7 @@
  * test can compare text, order, `seq` and `turnId` from the page's point of view. Browser code: no node imports.
  */
 import { defineTool, Pedelec, PedelecError, type PedelecSession } from "@pedelec/sdk"
+import { runEarlierPage } from "./earlier.ts"
 
 export interface Seen {
   readonly kind: "chat" | "delta" | "status" | "error" | "ended" | "turn"
@@ -70,6 +71,8 @@ const sessions = new Map<string, PedelecSession>()
 
 const probe = {
   Pedelec,
+  /** A page written for the earlier SDK, run as it is (earlier.ts). */
+  earlier: runEarlierPage,
   skills: { guidance: "Tools of the Pedelec E2E test page.", tools: TOOLS },
   sessions,
 
