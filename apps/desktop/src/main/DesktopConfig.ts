@@ -6,19 +6,17 @@
  * `PEDELEC_DESKTOP_UI_URL` move them (a packaged app, development). It only computes; whether the files exist is
  * asked where they are used.
  */
-import os from "node:os"
 import path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Component } from "@pedelec/contracts/Protocol"
 import { type CorePathsShape, resolveCorePaths } from "@pedelec/core-client/HomeLayout"
-import { osOf } from "@pedelec/host-registration/Browsers"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import packageJson from "../../package.json" with { type: "json" }
 import type { TrayIcon } from "./electron/ElectronTray.ts"
-import type { NativeHostConfig } from "./NativeHostSetup.ts"
+import { type NativeHostConfig, userNativeHost } from "./NativeHostSetup.ts"
 
 export interface DesktopConfigShape {
   readonly version: string
@@ -67,18 +65,10 @@ const read = Effect.gen(function* () {
     version: APP_VERSION,
     paths,
     coreCommand,
-    nativeHost: {
-      os: osOf(process.platform),
-      homedir: os.homedir(),
-      env: process.env,
-      nodePath: process.execPath,
-      // Under Electron the launcher must ask the app's binary to behave as node; under node it is node.
-      electronRunAsNode: process.versions.electron !== undefined,
+    nativeHost: userNativeHost(paths, {
       hostEntry: path.resolve(overrides.host ?? path.join(apps, "native-host/dist/pedelec-native-host.mjs")),
-      coreCommand,
-      pedelecHome: paths.home,
-      launcherDir: path.join(paths.home, "bin")
-    },
+      coreCommand
+    }),
     preload: path.join(dist, "preload.cjs"),
     rendererUrl: overrides.ui ?? pathToFileURL(path.join(apps, "desktop-ui/dist/index.html")).href,
     icons: {

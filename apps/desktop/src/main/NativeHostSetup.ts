@@ -6,7 +6,10 @@
  * and is no problem: the next start looks again.
  */
 import { existsSync } from "node:fs"
-import { type Environment, type Os, PEDELEC_EXTENSION_ID } from "@pedelec/host-registration/Browsers"
+import os from "node:os"
+import path from "node:path"
+import type { CorePathsShape } from "@pedelec/core-client/HomeLayout"
+import { type Environment, type Os, osOf, PEDELEC_EXTENSION_ID } from "@pedelec/host-registration/Browsers"
 import { detectBrowsers, install, type RegistrationReport } from "@pedelec/host-registration/Install"
 import type { RegistrationError } from "@pedelec/host-registration/RegistrationError"
 import type { RegistrationIo } from "@pedelec/host-registration/RegistrationIo"
@@ -31,6 +34,25 @@ export interface NativeHostConfig {
   /** host-registration's file and registry operations; its real ones unless a test swaps them. */
   readonly io?: RegistrationIo
 }
+
+/**
+ * This user's registration, run by this process's runtime: the app's (Electron's binary, told to behave as node)
+ * or node's (`npm run desktop:preview`), for the host and Core of `files`, in `paths`' home.
+ */
+export const userNativeHost = (
+  paths: CorePathsShape,
+  files: { readonly hostEntry: string; readonly coreCommand: string }
+): NativeHostConfig => ({
+  os: osOf(process.platform),
+  homedir: os.homedir(),
+  env: process.env,
+  nodePath: process.execPath,
+  electronRunAsNode: process.versions.electron !== undefined,
+  hostEntry: files.hostEntry,
+  coreCommand: files.coreCommand,
+  pedelecHome: paths.home,
+  launcherDir: path.join(paths.home, "bin")
+})
 
 const problem = (message: string): Problem => ({ code: "NATIVE_HOST_UNAVAILABLE", message })
 
