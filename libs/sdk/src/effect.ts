@@ -1,7 +1,8 @@
 /**
  * @pedelec/sdk/effect — the SDK for Effect programs: the client as a scoped service (the connection closes with its
  * scope) and every operation as an Effect whose one error type is `PedelecError`, narrowed by `code`
- * (`Effect.catchIf(hasCode("SESSION_BUSY"))`). Session callbacks (`onChat`, `onTool`, …) are the session's own.
+ * (`Effect.catchIf((e) => hasCode(e, "SESSION_BUSY"), …)`). Session callbacks (`onChat`, `onTool`, …) are the
+ * session's own.
  */
 import type { AssetPath } from "@pedelec/contracts/Assets"
 import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
