@@ -49,6 +49,8 @@ export const ERROR_CODES = [
   "WORKSPACE_PATH_INVALID",
   "WORKSPACE_CREATE_FAILED",
   "SETTINGS_INVALID",
+  "STORAGE_FULL",
+  "STORAGE_UNAVAILABLE",
   // Providers
   "PROVIDER_START_FAILED",
   "PROVIDER_FAILED",
@@ -88,6 +90,7 @@ export const ERROR_CODES = [
   "SCRIPT_IMPORT_DENIED",
   "SCRIPT_TIMEOUT",
   "SCRIPT_FAILED",
+  "SCRIPT_RESOURCE_LIMIT",
   // Bugs
   "INTERNAL_ERROR"
 ] as const
@@ -347,6 +350,18 @@ export const RUNTIME_ERRORS = {
     retryable: false,
     raisedBy: ["core", "cli"]
   },
+  STORAGE_FULL: {
+    message:
+      "The disk of the Pedelec home is full ({reason}). Free disk space under PEDELEC_HOME (~/.pedelec by default), then retry.",
+    retryable: true,
+    raisedBy: ["core"]
+  },
+  STORAGE_UNAVAILABLE: {
+    message:
+      "The Pedelec home could not be written ({reason}). Check that PEDELEC_HOME (~/.pedelec by default) is writable and its disk healthy, then retry.",
+    retryable: true,
+    raisedBy: ["core"]
+  },
   // Providers
   PROVIDER_START_FAILED: {
     message: "{provider} could not be started: {reason}. Check that it is installed and runs from a terminal.",
@@ -467,6 +482,12 @@ export const RUNTIME_ERRORS = {
   },
   SCRIPT_FAILED: {
     message: "The script failed with exit code {exitCode}. Read its stderr and fix it.",
+    retryable: false,
+    raisedBy: ["deno"]
+  },
+  SCRIPT_RESOURCE_LIMIT: {
+    message:
+      "The script went over pedelec-deno's {limit} limit ({max}) and was stopped. Use less memory, and no Workers or subprocesses.",
     retryable: false,
     raisedBy: ["deno"]
   }

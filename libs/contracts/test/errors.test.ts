@@ -91,7 +91,7 @@ const SPEC_CODES = [
 ]
 
 /** Codes contracts defines beyond SPEC §10. */
-const OUR_ADDITIONS = ["INTERNAL_ERROR"]
+const OUR_ADDITIONS = ["STORAGE_FULL", "STORAGE_UNAVAILABLE", "SCRIPT_RESOURCE_LIMIT", "INTERNAL_ERROR"]
 
 const COMPONENTS: ReadonlyArray<string> = Component.literals
 const placeholdersOf = (template: string) =>
