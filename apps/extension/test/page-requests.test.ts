@@ -51,6 +51,19 @@ describe("decodePageMessage", () => {
     assert.include(error.message, "/params/text")
   })
 
+  it("refuses a bad tool manifest with the SDK's code and pointer (TOOLS_MANIFEST_INVALID at /skills/…)", () => {
+    // Each pointer is the one the SDK's own check (libs/sdk/src/tools/Manifest.ts) gives for the same manifest.
+    const cases = [
+      [{ argsSchema: { type: "object", properties: 3 } }, "/skills/tools/0/argsSchema/properties"],
+      [{ name: "look up" }, "/skills/tools/0/name"]
+    ] as const
+    for (const [fault, pointer] of cases) {
+      const tool = { name: "lookup", description: "Finds a word.", argsSchema: { type: "object" }, ...fault }
+      const { error } = refusal(request("session.create", { input: { skills: { guidance: "", tools: [tool] } } }))
+      assert.deepStrictEqual([error.code, error.details?.pointer], ["TOOLS_MANIFEST_INVALID", pointer])
+    }
+  })
+
   it("refuses unknown keys in params rather than dropping them", () => {
     const { error } = refusal(request("settings.get", { surprise: true }))
     assert.strictEqual(error.code, "INVALID_INPUT")

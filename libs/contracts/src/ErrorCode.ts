@@ -179,7 +179,7 @@ export const PAGE_ERRORS = {
   TOOLS_MANIFEST_INVALID: {
     message: "The tool manifest is invalid at {pointer}: {reason}. Fix the tool definitions passed to createSession().",
     retryable: false,
-    raisedBy: ["sdk", "core"]
+    raisedBy: ["sdk", "extension", "core"]
   },
   TOOL_TIMEOUT: {
     message: "Tool {tool} did not answer within {timeoutMs} ms. Retry, or tell the user the page did not respond.",

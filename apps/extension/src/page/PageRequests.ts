@@ -2,8 +2,8 @@
  * PageRequests — turns one message from a page port into a typed call, or into the response that refuses it. Order
  * matters: the depth bound runs before any Schema (a deep `[[[…]]]` would exhaust the stack in a recursive decoder),
  * then the PageRequest envelope (PROTOCOL_ERROR: the SDK and the extension disagree), then the method's params
- * (INVALID_INPUT, with the JSON pointer of the fault). A message without a usable id cannot be answered and is
- * dropped. Decoding only: what a call does is PageConnection's business.
+ * (INVALID_INPUT with the JSON pointer of the fault; a bad tool manifest TOOLS_MANIFEST_INVALID, as the SDK says). A
+ * message without a usable id cannot be answered and is dropped. Decoding only: what a call does is PageConnection's.
  */
 import type { RequestId } from "@pedelec/contracts/Ids"
 import { issuesOfExit, jsonDepthExceeded, MAX_JSON_DEPTH } from "@pedelec/contracts/JsonPointer"
@@ -52,6 +52,19 @@ export const invalidInput = (reason: string, pointer: string, method?: string) =
     details: { reason, pointer, ...(method === undefined ? {} : { method }) }
   })
 
+/**
+ * A bad tool manifest is the same condition whoever notices it: `TOOLS_MANIFEST_INVALID` with the pointer inside the
+ * session input (`/skills/…`), as the SDK's own check says it; every other bad param is INVALID_INPUT under `/params`.
+ */
+const paramsError = (method: string, issue: { readonly pointer: string; readonly reason: string }) => {
+  if (method === "session.create" && issue.pointer.startsWith("/input/skills")) {
+    const pointer = issue.pointer.slice("/input".length)
+    return PedelecError.fromCode("TOOLS_MANIFEST_INVALID", "extension", { details: { pointer, reason: issue.reason } })
+  }
+  const pointer = `/params${issue.pointer}`
+  return invalidInput(`${issue.reason} at ${pointer}`, pointer, method)
+}
+
 export const decodePageMessage = (message: unknown): DecodedPageMessage => {
   const tooDeep = jsonDepthExceeded(message, MAX_JSON_DEPTH)
   if (tooDeep !== undefined) {
@@ -70,9 +83,7 @@ export const decodePageMessage = (message: unknown): DecodedPageMessage => {
   const decoded = Schema.decodeUnknownExit(schema)(params, strict)
   if (Exit.isFailure(decoded)) {
     const first = issuesOfExit(decoded)[0] ?? { pointer: "", reason: "invalid" }
-    const pointer = `/params${first.pointer}`
-    const response = failure(id, invalidInput(`${first.reason} at ${pointer}`, pointer, method))
-    return { _tag: "Refused", response }
+    return { _tag: "Refused", response: failure(id, paramsError(method, first)) }
   }
   return { _tag: "Call", id, call: { method, params: decoded.value } as PageCall }
 }
