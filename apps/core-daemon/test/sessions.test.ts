@@ -65,7 +65,6 @@ describe("sessions on a real Core", () => {
               const calls = oneToN(10).map((j) => `call add {"a":${i},"b":${j}}`)
               const text = script(...calls, `say done ${i}`)
               const completed = yield* runTurnAnswering(client, events, sessionId, text, sum, 120_000)
-              yield* events.next(isStatus("idle"))
               return { i, sessionId, events, completed }
             }),
           { concurrency: "unbounded" }

@@ -120,7 +120,7 @@ const codeOf = (exit: Exit.Exit<unknown, PedelecError>) =>
   Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error.code : "none"
 
 describe("Sessions in-process", () => {
-  it.effect("a turn completes exactly once, and the status is idle by then", () =>
+  it.effect("a turn completes exactly once, and the status is idle (and said so) before its completion", () =>
     withCore((agent) =>
       Effect.gen(function* () {
         const sessions = yield* Sessions
@@ -143,9 +143,14 @@ describe("Sessions in-process", () => {
           ["Hel", "lo"]
         )
         assert.strictEqual(yield* status(sessionId), "idle")
+        // The idle status comes before the completion: a page that looks once it hears the completion sees idle.
         assert.deepStrictEqual(
           ofType("status_changed")(events).map((e) => e.status),
-          ["running"]
+          ["running", "idle"]
+        )
+        assert.deepStrictEqual(
+          events.slice(-2).map((e) => e.type),
+          ["status_changed", "turn_completed"]
         )
         assert.include(agent.sent[0]?.prompt ?? "", "hello")
       })

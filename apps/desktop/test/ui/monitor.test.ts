@@ -135,8 +135,8 @@ describe("Event monitor", () => {
     await page.locator('.ev[data-type="chat_delta"]').first().waitFor({ timeout: 5_000 })
     expect(await page.locator('.ev[data-type="turn_completed"]').count()).toBe(0)
     await turn
-    // The idle status follows the completion: wait for the host to see it too before comparing the two lists.
-    await expect.poll(() => session.seen.at(-1)?.type).toBe("status_changed")
+    // The idle status comes before the completion: wait for the host to see the completion before comparing.
+    await expect.poll(() => session.seen.at(-1)?.type).toBe("turn_completed")
     await expect.poll(async () => (await rowsOf(page)).length).toBe(session.seen.length)
     const rows = await rowsOf(page)
     expect(rows).toEqual(summaryOf(session.seen))
@@ -149,8 +149,8 @@ describe("Event monitor", () => {
       "chat",
       "chat_delta",
       "chat",
-      "turn_completed",
-      "status_changed"
+      "status_changed",
+      "turn_completed"
     ])
     await desk().shot("monitor-live")
     await session.end()
@@ -189,7 +189,7 @@ describe("Event monitor", () => {
     const turn = after.turn(script("say after the restart", "sleep 400", "say and once more"))
     await page.locator(`.ev[data-session="${after.sessionId}"]`).first().waitFor({ timeout: 5_000 })
     await turn
-    await expect.poll(() => after.seen.at(-1)?.type).toBe("status_changed")
+    await expect.poll(() => after.seen.at(-1)?.type).toBe("turn_completed")
     await expect.poll(async () => (await rowsOf(page, after.sessionId)).length).toBe(after.seen.length)
     expect(await rowsOf(page, after.sessionId)).toEqual(summaryOf(after.seen))
     await after.end()

@@ -2,8 +2,8 @@
  * Sessions/Turns — one turn of a live session: started (one at a time, `SESSION_BUSY` otherwise), run on the
  * provider's session process with the right prompt (the rules and tool index on a fresh provider session), its
  * processes kept in the session file while it runs (what a crash reaper reads), cancelled by clearing the session's
- * turn fiber, and completed exactly once: completed, failed (after its error event) or cancelled. Parsing provider
- * output is TurnRunner's; the end of a session is Sessions/End's.
+ * turn fiber, and completed exactly once (after the idle status): completed, failed (after its error event) or
+ * cancelled. Parsing provider output is TurnRunner's; the end of a session is Sessions/End's.
  */
 import { existsSync } from "node:fs"
 import { delimiter, join } from "node:path"
@@ -73,6 +73,9 @@ const completeTurn = Effect.fnUntraced(function* (
   // Free the session before announcing the completion: a client may send its next text the moment it hears it.
   yield* Ref.update(session.turn, (turn) => (turn?.turnId === turnId ? undefined : turn))
   yield* updateRecord(session, ({ activeTurn: _, ...settled }) => settled)
+  // Idle before the completion: whoever acts on `turn_completed` (a page's `await sendText()`) already sees it. A
+  // turn started in between keeps the session running.
+  if (!(yield* isEnding(session)) && (yield* Ref.get(session.turn)) === undefined) yield* setStatus(session, "idle")
   const base = { type: "turn_completed" as const, turnId, turnKind: kind }
   const outcome = Exit.isSuccess(exit) ? exit.value : undefined
   if (outcome?.reason === "completed") {
@@ -84,8 +87,6 @@ const completeTurn = Effect.fnUntraced(function* (
   } else {
     yield* events.publish(sessionId, { ...base, reason: "cancelled", text: "" }).pipe(Effect.ignore)
   }
-  // A turn the client started in between keeps the session running.
-  if (!(yield* isEnding(session)) && (yield* Ref.get(session.turn)) === undefined) yield* setStatus(session, "idle")
   const lastSeq = yield* events.lastSeq(sessionId).pipe(Effect.orElseSucceed(() => 0))
   yield* updateRecord(session, (record) => ({ ...record, lastSeq: Math.max(lastSeq, record.lastSeq) }))
   yield* recordProcesses(session).pipe(Effect.ignore)
