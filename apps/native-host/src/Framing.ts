@@ -1,6 +1,7 @@
 /**
  * Framing — Chrome native messaging's wire format, pure: a 4-byte native-endian length before UTF-8 JSON; a decoder
- * that turns stdin chunks of any size into whole frames and skips (never buffers) an oversized one; and the split of
+ * that turns stdin chunks of any size into whole frames, skips (never buffers) an oversized one, and stops at a length
+ * Chrome never sends (the stream is out of step and cannot be read again); and the split of
  * a large outbound message into ChunkFrames of at most 1 MiB each. No I/O and no Effect: NativeMessaging owns
  * stdin/stdout, Relay decides what a refused message is answered with.
  */
@@ -27,7 +28,9 @@ const readLength = (header: Buffer) => (LITTLE_ENDIAN ? header.readUInt32LE(0) :
 /** What the decoder hands on: a whole frame's text, or the fact that a frame was too large (and its first bytes). */
 export type Inbound =
   | { readonly _tag: "Frame"; readonly text: string }
-  | { readonly _tag: "TooLarge"; readonly bytes: number; readonly head: string }
+  | { readonly _tag: "TooLarge"; readonly bytes: number; readonly limit: number; readonly head: string }
+  /** A length above Chrome's own ceiling: not a frame but a broken stream; nothing after it is read. */
+  | { readonly _tag: "Desync"; readonly bytes: number; readonly head: string }
 
 /** Bytes of an oversized frame kept, enough to read the request id a well-behaved extension puts first. */
 const HEAD_BYTES = 4096
@@ -42,6 +45,7 @@ export class FrameDecoder {
   private parts: Array<Buffer> = []
   private oversized = false
   private reported = false
+  private desynced = false
 
   private readonly maxFrame: number
 
@@ -53,13 +57,13 @@ export class FrameDecoder {
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
     const out: Array<Inbound> = []
     let offset = 0
-    while (offset < bytes.length) {
+    while (offset < bytes.length && !this.desynced) {
       if (this.length === undefined) {
         const take = Math.min(HEADER_BYTES - this.headerFill, bytes.length - offset)
         bytes.copy(this.header, this.headerFill, offset, offset + take)
         this.headerFill += take
         offset += take
-        if (this.headerFill === HEADER_BYTES) this.startBody(out)
+        if (this.headerFill === HEADER_BYTES) this.startBody(out, bytes.subarray(offset))
         continue
       }
       const take = Math.min(this.length - this.received, bytes.length - offset)
@@ -73,12 +77,18 @@ export class FrameDecoder {
 
   /** True when no frame is half-read: stdin ending now loses nothing. */
   get idle(): boolean {
-    return this.length === undefined && this.headerFill === 0
+    return this.length === undefined && this.headerFill === 0 && !this.desynced
   }
 
-  private startBody(out: Array<Inbound>) {
+  private startBody(out: Array<Inbound>, rest: Buffer) {
     this.headerFill = 0
     this.length = readLength(this.header)
+    if (this.length > HOST_LIMITS.maxFrameToHost) {
+      // Whatever followed in this chunk is the best guess at the request the broken length belonged to.
+      out.push({ _tag: "Desync", bytes: this.length, head: rest.subarray(0, HEAD_BYTES).toString("utf8") })
+      this.desynced = true
+      return
+    }
     this.received = 0
     this.parts = []
     this.oversized = this.length > this.maxFrame
@@ -99,7 +109,8 @@ export class FrameDecoder {
       const kept = this.parts.reduce((sum, part) => sum + part.length, 0)
       // Reported as soon as the head is in, so the answer does not wait for 64 MiB to stream past.
       if (kept >= HEAD_BYTES || this.received === length) {
-        out.push({ _tag: "TooLarge", bytes: length, head: Buffer.concat(this.parts).toString("utf8") })
+        const head = Buffer.concat(this.parts).toString("utf8")
+        out.push({ _tag: "TooLarge", bytes: length, limit: this.maxFrame, head })
         this.reported = true
         this.parts = []
       }

@@ -1,6 +1,6 @@
 /**
- * NativeMessaging — the extension's port as the host sees it: whole frames read from stdin (an oversized one reported,
- * not buffered) and a writer that puts one logical message at a time on stdout, chunked to Chrome's 1 MiB frame limit.
+ * NativeMessaging — the extension's port as the host sees it: whole frames read from stdin (one longer than Core's
+ * IPC line cap reported, not buffered; a length Chrome never sends reported as a broken stream) and a writer that puts one logical message at a time on stdout, chunked to Chrome's 1 MiB frame limit.
  * Stdout carries frames and nothing else. It does not interpret messages (Relay does) nor decide the framing (Framing).
  */
 import type { Readable, Writable } from "node:stream"
@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { FrameDecoder, frameMessage, type Inbound } from "./Framing.ts"
+import { MAX_INBOUND_FRAME } from "./InboundBounds.ts"
 import { log } from "./Log.ts"
 
 export type MessageTooLarge = PedelecErrorOf<"MESSAGE_TOO_LARGE">
@@ -23,7 +24,7 @@ export const messageTooLarge = (bytes: number, limit: number): MessageTooLarge =
 export class NativePort extends Context.Service<
   NativePort,
   {
-    /** Every inbound frame in order; ends when stdin does (Chrome closed the port). */
+    /** Every inbound frame in order; ends when stdin does (Chrome closed the port) or after a Desync. */
     readonly inbound: Stream.Stream<Inbound>
     /** Writes one logical message, whole; MESSAGE_TOO_LARGE, with nothing written, above the 16 MiB cap. */
     readonly send: (message: HostToExtension) => Effect.Effect<void, MessageTooLarge>
@@ -57,7 +58,7 @@ export class NativePort extends Context.Service<
         })
 
         const inbound = Stream.suspend(() => {
-          const decoder = new FrameDecoder()
+          const decoder = new FrameDecoder(MAX_INBOUND_FRAME)
           return NodeStream.fromReadable<Uint8Array, Error>({
             evaluate: () => input,
             onError: (error) => (error instanceof Error ? error : new Error(String(error))),
@@ -65,6 +66,7 @@ export class NativePort extends Context.Service<
           }).pipe(
             Stream.map((chunk) => decoder.push(chunk)),
             Stream.flattenIterable,
+            Stream.takeUntil((inbound) => inbound._tag === "Desync"),
             Stream.onExit(() =>
               Effect.sync(() => {
                 if (!decoder.idle) log("stdin ended inside a frame; the partial frame is dropped")

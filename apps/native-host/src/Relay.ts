@@ -2,7 +2,9 @@
  * Relay — what the host does with each request from the extension: decode it (Requests), call Core as the host role
  * for the request's origin (ToCore), and answer exactly once with a HostResponse; a subscription then streams its
  * events as HostEvents and ends with HostSubscriptionEnded. Requests run concurrently; all of them, and every
- * subscription, stop when stdin ends. It owns no framing (NativeMessaging) and decides no ownership (Core does).
+ * subscription, stop when stdin ends, or after a length Chrome never sends is answered: such a stream cannot be read
+ * again, so the host exits non-zero and the browser reconnects. It owns no framing (NativeMessaging) and decides no
+ * ownership (Core does).
  */
 
 import type { Origin, RequestId } from "@pedelec/contracts/Ids"
@@ -111,16 +113,19 @@ const dispatch = (ends: Ends, id: RequestId, call: Call) => {
   )
 }
 
-const handle = (ends: Ends, inbound: Inbound) => {
-  if (inbound._tag === "TooLarge") {
-    const id = peekRequestId(inbound.head)
-    log(`refused an inbound frame of ${inbound.bytes} bytes${id === undefined ? "" : ` (request ${id})`}`)
-    return id === undefined
-      ? Effect.void
-      : ends.port
-          .send(failure(id as RequestId, messageTooLarge(inbound.bytes, HOST_LIMITS.maxFrameToHost)))
-          .pipe(Effect.ignore)
-  }
+/** MESSAGE_TOO_LARGE to the request whose head could be read, if any. */
+const refuseTooLarge = (ends: Ends, inbound: { readonly bytes: number; readonly head: string }, limit: number) => {
+  const id = peekRequestId(inbound.head)
+  log(`refused an inbound frame of ${inbound.bytes} bytes${id === undefined ? "" : ` (request ${id})`}`)
+  return id === undefined
+    ? Effect.void
+    : ends.port.send(failure(id as RequestId, messageTooLarge(inbound.bytes, limit))).pipe(Effect.ignore)
+}
+
+class Desynchronised extends Error {}
+
+const handle = (ends: Ends, inbound: Exclude<Inbound, { _tag: "Desync" }>) => {
+  if (inbound._tag === "TooLarge") return refuseTooLarge(ends, inbound, inbound.limit)
   const decoded = decodeFrame(inbound.text)
   switch (decoded._tag) {
     case "Call":
@@ -135,7 +140,16 @@ const handle = (ends: Ends, inbound: Inbound) => {
 export const run = Effect.gen(function* () {
   const ends: Ends = { port: yield* NativePort, core: yield* ToCore }
   const requests = yield* FiberSet.make()
-  yield* ends.port.inbound.pipe(Stream.runForEach((inbound) => FiberSet.run(requests, handle(ends, inbound))))
+  yield* ends.port.inbound.pipe(
+    Stream.runForEach((inbound) =>
+      inbound._tag === "Desync"
+        ? Effect.andThen(
+            refuseTooLarge(ends, inbound, HOST_LIMITS.maxFrameToHost),
+            Effect.fail(new Desynchronised(`a frame length of ${inbound.bytes} bytes: stdin is out of step`))
+          )
+        : FiberSet.run(requests, handle(ends, inbound))
+    )
+  )
   // stdin ended: Chrome closed the port. Leaving the caller's scope interrupts every request and subscription.
   log("stdin closed; exiting")
 })

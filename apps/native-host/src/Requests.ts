@@ -1,7 +1,8 @@
 /**
- * Requests — turns one inbound frame into a typed call, or into the failure response it gets: JSON, the depth bound
- * (checked before any Schema runs), the HostRequest envelope, the page's origin, then the method's params
- * (`HostMethods`). Decoding only: what a call does is Relay's business, and it never sees Core or the port.
+ * Requests — turns one inbound frame into a typed call, or into the failure response it gets: the value count and
+ * depth bounds (InboundBounds, on the text, before JSON.parse), JSON, the HostRequest envelope, the page's origin, the
+ * method's params (`HostMethods`), then whether Core's line could carry it. Decoding only: what a call does is Relay's
+ * business, and it never sees Core or the port.
  */
 
 import type { RequestId } from "@pedelec/contracts/Ids"
@@ -16,9 +17,12 @@ import {
   type OriginOf
 } from "@pedelec/contracts/link/HostLink"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
+import { MAX_LINE_LENGTH } from "@pedelec/core-client/Ndjson"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { peekRequestId } from "./Framing.ts"
+import { MAX_JSON_VALUES, relayedLengthOver, scanJson, tooDeep } from "./InboundBounds.ts"
+import { messageTooLarge } from "./NativeMessaging.ts"
 
 export interface CallOf<M extends HostMethod> {
   readonly method: M
@@ -65,19 +69,38 @@ const parse = (text: string): { readonly ok: true; readonly value: unknown } | {
   }
 }
 
-export const decodeFrame = (text: string): Decoded => {
+const tooManyValues = () =>
+  PedelecError.fromCode("MESSAGE_TOO_LARGE", "native-host", {
+    details: { values: MAX_JSON_VALUES + 1, limit: MAX_JSON_VALUES },
+    message: `A message of more than ${MAX_JSON_VALUES} JSON values exceeds the limit. Send less data at once, or use an asset for file content.`
+  })
+
+/** The depth walk, for its pointer; run only on a message the scan found too deep, so never on a large one. */
+const depthError = (value: unknown): PedelecError | undefined => {
+  const pointer = jsonDepthExceeded(value)
+  return pointer === undefined
+    ? undefined
+    : protocolError(`the message nests deeper than ${MAX_JSON_DEPTH} levels`, { pointer })
+}
+
+/** The bounds, JSON and the envelope: everything before the method is known. */
+const readEnvelope = (text: string): Decoded | typeof HostRequest.Type => {
+  const shape = scanJson(text)
+  if (shape.values > MAX_JSON_VALUES) return refuse(text, tooManyValues())
   const parsed = parse(text)
   if (!parsed.ok) return refuse(text, protocolError("the frame is not JSON"))
-  const tooDeep = jsonDepthExceeded(parsed.value)
-  if (tooDeep !== undefined) {
-    return refuse(text, protocolError(`the message nests deeper than ${MAX_JSON_DEPTH} levels`, { pointer: tooDeep }))
-  }
+  const deep = tooDeep(shape) ? depthError(parsed.value) : undefined
+  if (deep !== undefined) return refuse(text, deep)
   const envelope = Schema.decodeUnknownExit(HostRequest)(parsed.value)
-  if (Exit.isFailure(envelope)) {
-    const first = issuesOfExit(envelope)[0] ?? { pointer: "", reason: "invalid" }
-    return refuse(text, protocolError(`not a request: ${first.reason}`, { pointer: first.pointer }))
-  }
-  const { id, origin, method, params } = envelope.value
+  if (Exit.isSuccess(envelope)) return envelope.value
+  const first = issuesOfExit(envelope)[0] ?? { pointer: "", reason: "invalid" }
+  return refuse(text, protocolError(`not a request: ${first.reason}`, { pointer: first.pointer }))
+}
+
+export const decodeFrame = (text: string): Decoded => {
+  const envelope = readEnvelope(text)
+  if ("_tag" in envelope) return envelope
+  const { id, origin, method, params } = envelope
   const extensionOnly = Object.hasOwn(ExtensionMethods, method)
   if (origin === undefined && !extensionOnly) {
     return { _tag: "Refused", response: failure(id, protocolError(`${method} needs the page's origin`)) }
@@ -91,6 +114,10 @@ export const decodeFrame = (text: string): Decoded => {
     })
     return { _tag: "Refused", response: failure(id, error) }
   }
+  // Core would close the host's whole connection on a longer line: refused here, for this request alone.
+  const relayed = relayedLengthOver(text.length, decoded.value)
+  if (relayed !== undefined)
+    return { _tag: "Refused", response: failure(id, messageTooLarge(relayed, MAX_LINE_LENGTH)) }
   // An extension method names its origin in its params; one on the envelope is the page's, and not for it.
   return {
     _tag: "Call",

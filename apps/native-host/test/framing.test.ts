@@ -84,12 +84,22 @@ describe("FrameDecoder", () => {
 
   it("reports a refused frame before its body has arrived", () => {
     const header = Buffer.alloc(4)
-    header.writeUInt32LE(100 * 1024 * 1024)
-    const decoder = new FrameDecoder()
+    header.writeUInt32LE(40 * 1024 * 1024)
+    const decoder = new FrameDecoder(16 * 1024 * 1024)
     assert.deepStrictEqual(decoder.push(header), [])
     const out = decoder.push(Buffer.from(`{"id":"r9",${" ".repeat(5000)}`))
     assert.strictEqual(out.length, 1)
     assert.strictEqual(out[0]?._tag, "TooLarge")
+  })
+
+  it("reports a length over Chrome's 64 MiB as Desync, with what followed it, and reads nothing after", () => {
+    const header = Buffer.alloc(4)
+    header.writeUInt32LE(0xffffffff)
+    const decoder = new FrameDecoder()
+    const out = decoder.push(Buffer.concat([header, Buffer.from('{"id":"r7"')]))
+    assert.deepStrictEqual(out, [{ _tag: "Desync", bytes: 0xffffffff, head: '{"id":"r7"' }])
+    assert.deepStrictEqual(decoder.push(encodeFrame('{"after":true}')), [])
+    assert.isFalse(decoder.idle)
   })
 })
 

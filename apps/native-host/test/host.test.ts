@@ -150,7 +150,7 @@ describe("pedelec-native-host", () => {
     assert.strictEqual((await on.close()).code, 0)
   })
 
-  it("refuses malformed frames, bad params, deep nesting and a 64 MiB+ frame, and stays up", async () => {
+  it("refuses malformed frames, bad params, deep nesting and a 57 MiB frame, and stays up", async () => {
     const on = host()
     on.writeRaw(Buffer.from([5, 0, 0, 0, 0x7b, 0x22, 0x69, 0x64, 0x22])) // `{"id"`: no JSON, no id
     on.send({ kind: "request", id: "bad-json", method: "nope", params: {} })
@@ -175,7 +175,8 @@ describe("pedelec-native-host", () => {
     const assets = await on.request("asset.list", { sessionId: "s".repeat(30) })
     assert.strictEqual(assets.error?.code, "SESSION_NOT_FOUND")
 
-    const huge = 64 * 1024 * 1024 + 1
+    // Over Core's 16 MiB line cap, under Chrome's 64 MiB: skipped unread (a longer length is a broken stream).
+    const huge = 57 * 1024 * 1024
     const head = Buffer.from('{"kind":"request","id":"huge","method":"session.send_text","params":{"text":"')
     const header = Buffer.alloc(4)
     header.writeUInt32LE(huge)
