@@ -20,6 +20,7 @@ import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { CorePaths } from "./CorePaths.ts"
+import { orStorageFailure, type StorageFailure } from "./StorageFailure.ts"
 
 /** SPEC §6: logs are kept 7 days after their last write. */
 export const LOG_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
@@ -142,10 +143,11 @@ const append = Effect.fn("EventLog.append")(function* (logs: Logs, event: Sessio
   yield* slot.lock.withPermits(1)(
     Effect.gen(function* () {
       slot.handle ??= yield* openHandle(logs, event.sessionId)
-      yield* slot.handle.file.writeAll(line)
+      // A full disk may have taken part of the line: the next open ends it with a newline, so nothing is glued on.
+      yield* slot.handle.file.writeAll(line).pipe(Effect.tapError(() => closeSlot(slot)))
     })
   )
-}, Effect.orDie)
+}, orStorageFailure("writing the event log"))
 
 // No lock: a line being appended meanwhile has no newline yet, so it reads as a torn tail and is left out;
 // the caller has that event from its buffer.
@@ -177,7 +179,7 @@ const removeLog = (logs: Logs, sessionId: SessionId) =>
 
 const remove = Effect.fn("EventLog.remove")(function* (logs: Logs, sessionId: SessionId) {
   yield* removeLog(logs, sessionId)
-}, Effect.orDie)
+}, orStorageFailure("removing an event log"))
 
 const prune = Effect.fn("EventLog.prune")(function* (logs: Logs, options: { readonly olderThanMs: number }) {
   const { fs, paths } = logs
@@ -202,8 +204,8 @@ const prune = Effect.fn("EventLog.prune")(function* (logs: Logs, options: { read
 export class EventLog extends Context.Service<
   EventLog,
   {
-    /** One line per event. Dies if the disk fails: an event the log cannot keep is a broken promise, not input. */
-    readonly append: (event: SessionEvent) => Effect.Effect<void>
+    /** One line per event; a disk that cannot take it is a coded failure (the caller decides what the event is worth). */
+    readonly append: (event: SessionEvent) => Effect.Effect<void, StorageFailure>
     /** The session's events with `seq > afterSeq`, in order; bad lines are skipped (and logged as a count). */
     readonly readAfter: (sessionId: SessionId, afterSeq: number) => Effect.Effect<ReadonlyArray<SessionEvent>>
     /** `readAfter` with what was left out. */
@@ -213,7 +215,7 @@ export class EventLog extends Context.Service<
     /** Closes the session's handle; a later append opens it again. */
     readonly close: (sessionId: SessionId) => Effect.Effect<void>
     /** Deletes the session's log. Idempotent. */
-    readonly remove: (sessionId: SessionId) => Effect.Effect<void>
+    readonly remove: (sessionId: SessionId) => Effect.Effect<void, StorageFailure>
     /** Deletes every log last written more than `olderThanMs` ago; returns whose. */
     readonly prune: (options: { readonly olderThanMs: number }) => Effect.Effect<ReadonlyArray<SessionId>>
   }

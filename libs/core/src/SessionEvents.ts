@@ -74,12 +74,15 @@ const publish = Effect.fn("SessionEvents.publish")(function* (
     Effect.gen(function* () {
       const at = yield* Clock.currentTimeMillis
       const event = { ...body, sessionId, seq: channel.seq + 1, at } as SessionEvent
-      yield* channels.log.append(event)
+      const logged = yield* Effect.result(channels.log.append(event))
+      // Delivered even when the disk refused it: live subscribers must still hear how a turn ended (a later replay
+      // from the log finds the hole and says EVENT_REPLAY_GAP). The caller learns of the failure all the same.
       channel.seq = event.seq
       channel.buffer.push(event)
       if (channel.buffer.length > REPLAY_BUFFER_SIZE) channel.buffer.shift()
       yield* PubSub.publish(channel.pubsub, event)
       yield* PubSub.publish(channels.all, { kind: "event", event })
+      if (logged._tag === "Failure") return yield* Effect.fail(logged.failure)
       return event
     })
   )
@@ -156,6 +159,10 @@ export class SessionEvents extends Context.Service<
   {
     /** Starts (or continues, after a restart) a session's numbering after `lastSeq`. Idempotent. */
     readonly open: (sessionId: SessionId, lastSeq: number) => Effect.Effect<void>
+    /**
+     * Numbers, logs and delivers the event. A log write that fails still delivers it in memory, then fails with the
+     * storage code (STORAGE_FULL / STORAGE_UNAVAILABLE), so a turn can end `failed` with an error subscribers see.
+     */
     readonly publish: (sessionId: SessionId, body: EventBody) => Effect.Effect<SessionEvent, PedelecError>
     /** Events with `seq > afterSeq`, then live ones; ends after `ended`. */
     readonly subscribe: (sessionId: SessionId, afterSeq: number) => Stream.Stream<SessionEvent, PedelecError>

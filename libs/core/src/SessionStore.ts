@@ -3,7 +3,9 @@
  * written atomically), so `resumeSession` works after a Core restart and the start-up sweep and reaper know what
  * ran. It does NOT hold live state (Sessions does), decide what a record's fields mean, or keep any secret: the
  * session capability is minted fresh per Core launch and never written. A record it cannot read is moved aside as
- * `<id>.json.corrupt` and treated as unknown, so one bad file never blocks the others.
+ * `<id>.json.corrupt` and treated as unknown, so one bad file never blocks the others. A write the disk refuses is
+ * a coded failure (StorageFailure) and leaves the previous record whole; an ended record that cannot be written is
+ * removed instead, so an ended session never comes back.
  */
 import path from "node:path"
 import { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
@@ -21,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
 import { writeFileAtomic } from "./SettingsStore.ts"
+import { orStorageFailure, type StorageFailure } from "./StorageFailure.ts"
 
 const Millis = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
@@ -112,11 +115,13 @@ const fileOf = (records: Records, sessionId: SessionId) => {
 
 const write = Effect.fnUntraced(function* (records: Records, record: SessionRecord) {
   const { fs, paths } = records
-  const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict)
-  yield* fs.makeDirectory(paths.sessionsDir, { recursive: true, mode: DIR_MODE })
-  yield* fs.chmod(paths.sessionsDir, DIR_MODE)
-  yield* writeFileAtomic(fs, fileOf(records, valid.sessionId), `${JSON.stringify(valid)}\n`, FILE_MODE)
-}, Effect.orDie)
+  const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict).pipe(Effect.orDie)
+  yield* Effect.gen(function* () {
+    yield* fs.makeDirectory(paths.sessionsDir, { recursive: true, mode: DIR_MODE })
+    yield* fs.chmod(paths.sessionsDir, DIR_MODE)
+    yield* writeFileAtomic(fs, fileOf(records, valid.sessionId), `${JSON.stringify(valid)}\n`, FILE_MODE)
+  }).pipe(orStorageFailure("writing a session record"))
+})
 
 const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId) {
   const { fs } = records
@@ -136,6 +141,27 @@ const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId
 
 const save = Effect.fn("SessionStore.save")(function* (records: Records, record: SessionRecord) {
   yield* locked(records, record.sessionId)(write(records, record))
+})
+
+const removeFile = (records: Records, sessionId: SessionId) =>
+  records.fs.remove(fileOf(records, sessionId), { force: true }).pipe(orStorageFailure("removing a session record"))
+
+// An atomic write needs room for a whole new copy; an unlink needs none and frees the old one. A session without
+// a record cannot be resumed either, so on a full disk the removal is what keeps the end's promise.
+const saveEnded = Effect.fn("SessionStore.saveEnded")(function* (records: Records, record: SessionRecord) {
+  if (record.state !== "ended") return yield* Effect.die(new Error("saveEnded of a record that is not ended"))
+  yield* locked(
+    records,
+    record.sessionId
+  )(
+    write(records, record).pipe(
+      Effect.catch((failure) =>
+        Effect.logWarning("session record: the ended state could not be written, removing the record", failure).pipe(
+          Effect.andThen(removeFile(records, record.sessionId))
+        )
+      )
+    )
+  )
 })
 
 const load = Effect.fn("SessionStore.load")(function* (records: Records, sessionId: SessionId) {
@@ -176,14 +202,22 @@ const update = Effect.fn("SessionStore.update")(function* (
 })
 
 const remove = Effect.fn("SessionStore.remove")(function* (records: Records, sessionId: SessionId) {
-  yield* locked(records, sessionId)(records.fs.remove(fileOf(records, sessionId), { force: true }).pipe(Effect.orDie))
+  yield* locked(records, sessionId)(removeFile(records, sessionId))
 })
 
 export class SessionStore extends Context.Service<
   SessionStore,
   {
-    /** Writes the whole record. Dies on a record that does not decode: Core built it, so that is a bug. */
-    readonly save: (record: SessionRecord) => Effect.Effect<void>
+    /**
+     * Writes the whole record; a disk that cannot take it is `STORAGE_FULL` / `STORAGE_UNAVAILABLE` (the old record
+     * stays whole). Dies on a record that does not decode: Core built it, so that is a bug.
+     */
+    readonly save: (record: SessionRecord) => Effect.Effect<void, StorageFailure>
+    /**
+     * Writes an ended record, or, when the disk cannot take it, removes the record: either way the session can
+     * never be resumed. Fails only when even the removal fails.
+     */
+    readonly saveEnded: (record: SessionRecord) => Effect.Effect<void, StorageFailure>
     /** Missing or unreadable (then moved aside) → `SESSION_NOT_FOUND`. */
     readonly load: (sessionId: SessionId) => Effect.Effect<SessionRecord, PedelecErrorOf<"SESSION_NOT_FOUND">>
     /** Every readable record, in id order; unreadable ones are moved aside. */
@@ -192,9 +226,9 @@ export class SessionStore extends Context.Service<
     readonly update: (
       sessionId: SessionId,
       f: (record: SessionRecord) => SessionRecord
-    ) => Effect.Effect<SessionRecord, PedelecErrorOf<"SESSION_NOT_FOUND">>
+    ) => Effect.Effect<SessionRecord, PedelecErrorOf<"SESSION_NOT_FOUND"> | StorageFailure>
     /** Idempotent. */
-    readonly remove: (sessionId: SessionId) => Effect.Effect<void>
+    readonly remove: (sessionId: SessionId) => Effect.Effect<void, StorageFailure>
   }
 >()("pedelec/core/SessionStore") {
   static readonly layer = Layer.effect(
@@ -203,6 +237,7 @@ export class SessionStore extends Context.Service<
       const records: Records = { paths: yield* CorePaths, fs: yield* FileSystem.FileSystem, locks: new Map() }
       return SessionStore.of({
         save: (record) => save(records, record),
+        saveEnded: (record) => saveEnded(records, record),
         load: (sessionId) => load(records, sessionId),
         list: list(records),
         update: (sessionId, f) => update(records, sessionId, f),

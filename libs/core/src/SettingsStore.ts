@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
+import { orStorageFailure, type StorageFailure } from "./StorageFailure.ts"
 
 /** Both files are tiny; anything larger is not ours and is not worth parsing. */
 const MAX_FILE_BYTES = 1024 * 1024
@@ -147,8 +148,10 @@ const publicView = (settings: Settings, secrets: Secrets): PublicSettings => ({
 
 const write = Effect.fnUntraced(function* ({ fs, paths }: Home, file: string, value: unknown, mode: number) {
   // The home may be new; created private because secrets.json and the session logs live in it.
-  yield* fs.makeDirectory(paths.home, { recursive: true, mode: HOME_MODE }).pipe(Effect.orDie)
-  yield* writeFileAtomic(fs, file, `${JSON.stringify(value, null, 2)}\n`, mode).pipe(Effect.orDie)
+  yield* fs.makeDirectory(paths.home, { recursive: true, mode: HOME_MODE }).pipe(orStorageFailure("writing settings"))
+  yield* writeFileAtomic(fs, file, `${JSON.stringify(value, null, 2)}\n`, mode).pipe(
+    orStorageFailure("writing settings")
+  )
 })
 
 const get = Effect.fn("SettingsStore.get")(function* (home: Home) {
@@ -198,16 +201,19 @@ export class SettingsStore extends Context.Service<
     readonly get: Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
     /** Core-internal: never put the result in an event, a log line, an error or argv. */
     readonly getSecrets: Effect.Effect<Secrets, PedelecErrorOf<"SETTINGS_INVALID">>
-    readonly set: (settings: Settings) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
+    /** A disk that cannot take the write is `STORAGE_FULL` / `STORAGE_UNAVAILABLE`, the old file left whole. */
+    readonly set: (
+      settings: Settings
+    ) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID"> | StorageFailure>
     /** A read-modify-write of settings.json under the writers' lock, so no concurrent write is lost. */
     readonly update: (
       change: (current: Settings) => Settings
-    ) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
+    ) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID"> | StorageFailure>
     /** `null` removes the secret. */
     readonly setSecret: (
       name: SecretName,
       value: string | null
-    ) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
+    ) => Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID"> | StorageFailure>
   }
 >()("pedelec/core/SettingsStore") {
   static readonly layer = Layer.effect(

@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 import { CorePaths } from "./CorePaths.ts"
+import { orStorageFailure, type StorageFailure, storageFailure } from "./StorageFailure.ts"
 import { type PathContext, pathRuleViolation, type RuleViolation } from "./Workspaces/PathRules.ts"
 
 export const RUNTIME_DIR = ".pedelec-runtime"
@@ -75,6 +76,12 @@ const ensureRuntime = Effect.fnUntraced(function* (disk: Disk, root: string) {
   return undefined
 })
 
+/** A full disk is the disk's failure (free space), anything else the workspace's. */
+const createFailure = (error: PlatformError.PlatformError, what: string) => {
+  const storage = storageFailure(error, what)
+  return storage.code === "STORAGE_FULL" ? storage : createFailed(describeFailure(error))
+}
+
 const createManaged = Effect.fn("Workspaces.createManaged")(function* (disk: Disk, sessionId: SessionId) {
   if (!isSessionId(sessionId)) return yield* Effect.die(new Error(`not a session id: ${String(sessionId)}`))
   const { fs, paths } = disk
@@ -84,13 +91,15 @@ const createManaged = Effect.fn("Workspaces.createManaged")(function* (disk: Dis
     yield* fs.makeDirectory(paths.home, { recursive: true, mode: PRIVATE_DIR })
     yield* fs.makeDirectory(paths.workspacesDir, { recursive: true, mode: PRIVATE_DIR })
     yield* fs.chmod(paths.workspacesDir, PRIVATE_DIR)
-    if (!(yield* ensureDirectory(disk, root))) return `${sessionId} exists and is not a directory`
+    if (!(yield* ensureDirectory(disk, root))) return createFailed(`${sessionId} exists and is not a directory`)
     yield* fs.chmod(root, PRIVATE_DIR)
     const planted = yield* ensureRuntime(disk, root)
-    return planted === undefined ? undefined : `${planted} is not a directory`
-  }).pipe(Effect.catch((error) => Effect.succeed(describeFailure(error))))
-  if (failure !== undefined) return yield* Effect.fail(createFailed(failure))
-  return { path: root, managed: true }
+    return planted === undefined ? undefined : createFailed(`${planted} is not a directory`)
+  }).pipe(Effect.catch((error) => Effect.succeed(createFailure(error, "creating a workspace"))))
+  if (failure === undefined) return { path: root, managed: true }
+  // Half a workspace is still a workspace no session owns: gone with the failure (the id is new, so it is ours).
+  yield* removeEntry(disk, sessionId).pipe(Effect.ignore)
+  return yield* Effect.fail(failure)
 })
 
 const contextOf = Effect.fnUntraced(function* (disk: Disk): Effect.fn.Return<PathContext> {
@@ -141,7 +150,7 @@ const checkExplicit = Effect.fn("Workspaces.checkExplicit")(function* (disk: Dis
 const prepareExplicit = Effect.fn("Workspaces.prepareExplicit")(function* (disk: Disk, candidate: string) {
   const info = yield* checkExplicit(disk, candidate)
   const planted = yield* ensureRuntime(disk, info.path).pipe(
-    Effect.catch((error) => Effect.fail(createFailed(describeFailure(error))))
+    Effect.catch((error) => Effect.fail(createFailure(error, "preparing a workspace")))
   )
   // A link planted at .pedelec-runtime would let Core write wherever it points.
   if (planted !== undefined)
@@ -161,7 +170,7 @@ const removeEntry = Effect.fnUntraced(function* ({ fs, paths }: Disk, name: stri
 })
 
 const removeManaged = Effect.fn("Workspaces.removeManaged")(function* (disk: Disk, sessionId: SessionId) {
-  yield* removeEntry(disk, sessionId).pipe(Effect.orDie)
+  yield* removeEntry(disk, sessionId).pipe(orStorageFailure("removing a workspace"))
 })
 
 const sweep = Effect.fn("Workspaces.sweep")(function* (
@@ -186,10 +195,10 @@ const sweep = Effect.fn("Workspaces.sweep")(function* (
 export class Workspaces extends Context.Service<
   Workspaces,
   {
-    /** Creates (or finds) `workspaces/<sessionId>` with its runtime folders. */
+    /** Creates (or finds) `workspaces/<sessionId>` with its runtime folders; on failure leaves none behind. */
     readonly createManaged: (
       sessionId: SessionId
-    ) => Effect.Effect<WorkspaceInfo, PedelecErrorOf<"WORKSPACE_CREATE_FAILED">>
+    ) => Effect.Effect<WorkspaceInfo, PedelecErrorOf<"WORKSPACE_CREATE_FAILED"> | StorageFailure>
     /** Every rule of SPEC §6, without changing anything; the details name the rule that failed. */
     readonly checkExplicit: (
       candidate: string
@@ -197,9 +206,12 @@ export class Workspaces extends Context.Service<
     /** Checks again (the disk may have changed since), then adds only `.pedelec-runtime/` and its folders. */
     readonly prepareExplicit: (
       candidate: string
-    ) => Effect.Effect<WorkspaceInfo, PedelecErrorOf<"WORKSPACE_PATH_INVALID" | "WORKSPACE_CREATE_FAILED">>
+    ) => Effect.Effect<
+      WorkspaceInfo,
+      PedelecErrorOf<"WORKSPACE_PATH_INVALID" | "WORKSPACE_CREATE_FAILED"> | StorageFailure
+    >
     /** Idempotent. Dies (a bug, not an input) for anything that would not be directly under the managed root. */
-    readonly removeManaged: (sessionId: SessionId) => Effect.Effect<void>
+    readonly removeManaged: (sessionId: SessionId) => Effect.Effect<void, StorageFailure>
     /**
      * Start-up cleanup: removes every managed workspace whose session is not live (ended or unknown) or is idle past
      * retention. Returns the session ids removed; a folder that cannot be removed is logged and left for next time.

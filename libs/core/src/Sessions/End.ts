@@ -31,15 +31,20 @@ export const endSession = Effect.fnUntraced(function* (session: Session, index: 
   const { sessionId } = session
   const reason = (yield* Ref.get(session.ending)) ?? "disconnected"
   const events = yield* SessionEvents
+  const store = yield* SessionStore
+  // Durable before anything is torn down: no crash or full disk below may revive a session its page ended. The
+  // processes stay in the record until they are dead, for the start-up reaper.
+  const endedAt = yield* Clock.currentTimeMillis
+  const ended = yield* updateRecord(session, (record) => ({ ...record, state: "ended", endedAt }))
+  yield* store.saveEnded(ended).pipe(Effect.ignore)
   yield* (yield* ToolRouter).cancelAll(session, "SESSION_ENDED")
   yield* FiberHandle.clear(session.turnFiber)
   yield* Scope.close(session.processScope, Exit.void)
   yield* setStatus(session, "ended")
   yield* events.publish(sessionId, { type: "ended", reason }).pipe(Effect.ignore)
   yield* events.close(sessionId)
-  const endedAt = yield* Clock.currentTimeMillis
-  const record = yield* updateRecord(session, (record) => ({ ...record, state: "ended", endedAt, processes: [] }))
-  yield* (yield* SessionStore).save(record).pipe(Effect.ignore)
+  const record = yield* updateRecord(session, (record) => ({ ...record, processes: [] }))
+  yield* store.save(record).pipe(Effect.ignore)
   // Only now: until the record says ended, the index is what keeps a resume from reviving the session.
   index.byCapability.delete(session.capability)
   index.bySession.delete(sessionId)
@@ -57,7 +62,7 @@ const removeLeftovers = Effect.fnUntraced(function* (record: SessionRecord) {
 /** A record that never became live (its lookup failed): ended on disk, its workspace removed. */
 export const discardRecord = Effect.fnUntraced(function* (record: SessionRecord) {
   const endedAt = yield* Clock.currentTimeMillis
-  yield* (yield* SessionStore).save({ ...record, state: "ended", endedAt, processes: [] }).pipe(Effect.ignore)
+  yield* (yield* SessionStore).saveEnded({ ...record, state: "ended", endedAt, processes: [] }).pipe(Effect.ignore)
   yield* removeLeftovers(record)
 })
 

@@ -1,0 +1,61 @@
+/**
+ * StorageFailure — what a file error of the Pedelec home means to a caller: `STORAGE_FULL` when the disk has no
+ * room (ENOSPC, EDQUOT), `STORAGE_UNAVAILABLE` for any other failed write or read (read-only, permissions, I/O), in
+ * words that name the operation but never a path (a page may see the error and need not learn where the home is).
+ * The stores map their `PlatformError`s through here, so a full disk is a coded failure and never a defect. It does
+ * NOT decide what a store does after a failure (retry, fall back, give up): each store says so itself.
+ */
+import { PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
+import * as Effect from "effect/Effect"
+import * as PlatformError from "effect/PlatformError"
+
+export type StorageFailure = PedelecErrorOf<"STORAGE_FULL" | "STORAGE_UNAVAILABLE">
+
+/** errno codes that mean "no room left", whichever limit (blocks, inodes, a quota) ran out. */
+const FULL = new Set(["ENOSPC", "EDQUOT"])
+
+const WORDS: Partial<Record<string, string>> = {
+  ENOSPC: "no space left on the device",
+  EDQUOT: "the disk quota is exhausted",
+  EROFS: "the file system is read-only",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EIO: "an input/output error",
+  EMFILE: "too many open files",
+  ENFILE: "too many open files"
+}
+
+/** The errno code behind a platform error (Node's `err.code`), when it has one. */
+const errnoOf = (error: PlatformError.PlatformError): string | undefined => {
+  const cause: unknown = error.reason.cause
+  if (typeof cause !== "object" || cause === null || !("code" in cause)) return undefined
+  return typeof cause.code === "string" ? cause.code : undefined
+}
+
+/** The coded failure for a file error met while doing `what` (e.g. "writing a session record"). */
+export const storageFailure = (error: PlatformError.PlatformError, what: string): StorageFailure => {
+  const errno = errnoOf(error)
+  const { reason } = error
+  const syscall = reason._tag === "BadArgument" ? undefined : reason.syscall
+  const words = (errno === undefined ? undefined : WORDS[errno]) ?? `${reason._tag} (${syscall ?? "io"})`
+  const details = { reason: `${words} while ${what}`, ...(errno === undefined ? {} : { errno }) }
+  return errno !== undefined && FULL.has(errno)
+    ? PedelecError.fromCode("STORAGE_FULL", "core", { details })
+    : PedelecError.fromCode("STORAGE_UNAVAILABLE", "core", { details })
+}
+
+/** Maps an effect's `PlatformError`s to their coded failure; other failures pass through. */
+export const orStorageFailure =
+  (what: string) =>
+  <A, E, R>(
+    effect: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, Exclude<E, PlatformError.PlatformError> | StorageFailure, R> =>
+    Effect.mapError(effect, (error) =>
+      PlatformError.isPlatformError(error)
+        ? storageFailure(error, what)
+        : (error as Exclude<E, PlatformError.PlatformError>)
+    )
+
+/** Whether a failure is one of this module's: the disk, not the caller. */
+export const isStorageFailure = (error: unknown): error is StorageFailure =>
+  error instanceof PedelecError && (error.code === "STORAGE_FULL" || error.code === "STORAGE_UNAVAILABLE")
