@@ -4,6 +4,8 @@
  * answer at plain-node speed. It checks shapes only (flags, arity, JSON arguments); ids and names are decoded with
  * the contracts' schemas by the commands, and nothing here talks to Core.
  */
+
+import { MAX_JSON_DEPTH } from "@pedelec/contracts/Wire"
 import { BROWSERS, type Browser, isBrowser, isExtensionId } from "@pedelec/host-registration/Browsers"
 import type { JsonObject } from "effect/Schema"
 
@@ -54,8 +56,11 @@ User commands (for machines without the desktop app; text output, or the JSON li
   pedelec-cli settings get
   pedelec-cli settings set <key> <value>   keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>,
                                            effortProfiles.<provider>.<low|medium|high>, ollama.baseUrl,
-                                           ollama.timeoutMs, ollama.defaultModel, fullAccessOrigins, ollama.apiKey
+                                           ollama.timeoutMs, ollama.defaultModel, fullAccessOrigins
                                            (value: JSON if it parses, else text; null clears; "-" reads stdin)
+  printf '%s' "$KEY" | pedelec-cli settings set ollama.apiKey -
+                                           the Ollama API key, from stdin only: any local process can read a
+                                           command's arguments (/proc/<pid>/cmdline); \`… ollama.apiKey null\` clears it
   pedelec-cli providers [--rescan]
   pedelec-cli install-native-host [--browser chrome|chromium|edge|brave|all]… [--extension-id <id>]…
                                            register the native host for the browsers (default: those found for
@@ -114,6 +119,26 @@ const scan = (argv: ReadonlyArray<string>): Scan => {
 
 const usage = (message: string, json = true): Parsed => ({ _tag: "UsageError", message, json })
 
+/**
+ * The JSON pointer of the first value nested deeper than the contracts' limit, or undefined. Iterative: what it
+ * guards against is a stack that recursion (Schema, encoders) would exhaust. The contracts' own walker loads Schema,
+ * which the agent's fast path must not.
+ */
+const tooDeep = (value: unknown): string | undefined => {
+  const stack: Array<{ readonly value: unknown; readonly pointer: string; readonly depth: number }> = [
+    { value, pointer: "", depth: 0 }
+  ]
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (typeof next.value !== "object" || next.value === null) continue
+    if (next.depth >= MAX_JSON_DEPTH) return next.pointer
+    for (const [key, child] of Object.entries(next.value)) {
+      const pointer = `${next.pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`
+      stack.push({ value: child, pointer, depth: next.depth + 1 })
+    }
+  }
+  return undefined
+}
+
 const parseObject = (text: string): JsonObject | string => {
   let value: unknown
   try {
@@ -124,6 +149,9 @@ const parseObject = (text: string): JsonObject | string => {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value))
     return `The tool arguments must be a JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}. Pass e.g. '{"query":"x"}'`
+  const pointer = tooDeep(value)
+  if (pointer !== undefined)
+    return `The tool arguments are nested deeper than ${MAX_JSON_DEPTH} levels (at ${pointer}). Pass flatter arguments`
   return value as JsonObject
 }
 

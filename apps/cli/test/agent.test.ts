@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process"
 import { chmodSync, chownSync, mkdirSync } from "node:fs"
 import path from "node:path"
+import { MAX_JSON_DEPTH } from "@pedelec/contracts/Wire"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   BIG_RESULT,
@@ -58,6 +59,20 @@ describe("tool-call", () => {
     const after = await cli(["tool-call", `--thread-id=${ENDED_SESSION_ID}`, "echo", "{}"])
     expect(errorOf(oneLine(after)).code).toBe("SESSION_ENDED")
     expect(after.code).toBe(3)
+  })
+
+  it("refuses arguments nested past the contracts' depth limit with INVALID_INPUT, the pointer and the limit", async () => {
+    const calls = fake.recorded.calls.length
+    const deep = `{"a":${"[".repeat(10_000)}${"]".repeat(10_000)}}`
+    const run = await cli(["tool-call", "echo", deep])
+    const error = errorOf(oneLine(run))
+    expect(`${error.code} exit ${run.code}`).toBe("INVALID_INPUT exit 2")
+    expect(error.message).toContain(`deeper than ${MAX_JSON_DEPTH} levels`)
+    expect(error.message).toContain(`/a${"/0".repeat(MAX_JSON_DEPTH - 1)}`)
+    expect(fake.recorded.calls.length).toBe(calls)
+    // At the limit it is still a call.
+    const fits = `{"a":${"[".repeat(MAX_JSON_DEPTH - 1)}${"]".repeat(MAX_JSON_DEPTH - 1)}}`
+    expect(oneLine(await cli(["tool-call", "echo", fits])).ok).toBe(true)
   })
 
   it("treats omitted arguments as {}", async () => {

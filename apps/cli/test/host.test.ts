@@ -63,14 +63,23 @@ describe("settings", () => {
     expect(fake.recorded.settingsSets).toBe(sets)
   })
 
-  it("routes ollama.apiKey to set_secret and never prints the secret (argv or stdin)", async () => {
-    const viaArgv = await cli(["settings", "set", "ollama.apiKey", "sk-from-argv"])
-    expect(viaArgv.code).toBe(0)
-    expect(JSON.parse(viaArgv.stdout).secretsSet).toEqual({ ollamaApiKey: true })
-    expect(fake.recorded.secrets.ollamaApiKey).toBe("sk-from-argv")
+  it("takes ollama.apiKey only from stdin: the argv form (readable in /proc/<pid>/cmdline) is refused", async () => {
+    const secrets = fake.recorded.secrets.ollamaApiKey
+    const viaArgv = await cli(["settings", "set", "ollama.apiKey", "sk-from-argv", "--json"])
+    const error = oneLine(viaArgv).error as { code: string; message: string }
+    expect(`${error.code} exit ${viaArgv.code}`).toBe("INVALID_INPUT exit 2")
+    expect(error.message).toContain("pedelec-cli settings set ollama.apiKey -")
+    expect(viaArgv.stdout + viaArgv.stderr).not.toContain("sk-from")
+    expect(fake.recorded.secrets.ollamaApiKey).toBe(secrets)
+    const help = await cli(["--help"])
+    expect(help.stdout).toContain("settings set ollama.apiKey -")
+    expect(help.stdout).not.toContain("fullAccessOrigins, ollama.apiKey")
+  })
+
+  it("routes ollama.apiKey to set_secret and never prints the secret (stdin)", async () => {
     const viaStdin = await cli(["settings", "set", "ollama.apiKey", "-", "--json"], "sk-from-stdin\n")
     expect(fake.recorded.secrets.ollamaApiKey).toBe("sk-from-stdin")
-    for (const run of [viaArgv, viaStdin, await cli(["settings", "get"])]) {
+    for (const run of [viaStdin, await cli(["settings", "get"])]) {
       expect(run.stdout + run.stderr).not.toContain("sk-from")
     }
     const cleared = oneLine(await cli(["settings", "set", "ollama.apiKey", "null", "--json"]))

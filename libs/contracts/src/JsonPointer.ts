@@ -7,6 +7,7 @@ import * as Cause from "effect/Cause"
 import type * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import { MAX_JSON_DEPTH } from "./Wire.ts"
 
 export const toPointer = (path: ReadonlyArray<PropertyKey>): string =>
   path.map((key) => `/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("")
@@ -32,11 +33,8 @@ export const issuesOfExit = (exit: Exit.Failure<unknown, Schema.SchemaError>): R
   throw error
 }
 
-/**
- * Nesting every link accepts. Schema decoding is recursive, so a deeper message (a few KB of `[[[[…]]]]`) could
- * exhaust the stack: each link checks this, iteratively, before it decodes anything.
- */
-export const MAX_JSON_DEPTH = 64
+// The depth bound is defined with the other effect-free wire constants; the links that check it import it from here.
+export { MAX_JSON_DEPTH } from "./Wire.ts"
 
 /** The pointer of the first place nested deeper than `maxDepth`, or undefined. Never recursive. */
 export const jsonDepthExceeded = (value: unknown, maxDepth: number = MAX_JSON_DEPTH): string | undefined => {

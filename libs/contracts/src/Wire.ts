@@ -16,6 +16,13 @@ export const PROTOCOL_VERSION = 1
 /** Request headers that carry a caller's proof on Core IPC; never logged. */
 export const AUTH_HEADERS = { launchSecret: "x-pedelec-launch-secret", sessionCap: "x-pedelec-session-cap" } as const
 
+/**
+ * Nesting every link accepts. Schema decoding is recursive, so a deeper message (a few KB of `[[[[…]]]]`) could
+ * exhaust the stack: each link checks this, iteratively, before it decodes anything (pedelec-cli before it parses
+ * an agent's arguments any further, which is why it lives here and not with the JSON pointers).
+ */
+export const MAX_JSON_DEPTH = 64
+
 export const WIRE_PATTERNS = {
   /** `pedelec_thread_id`: at least 128 random bits, base64url. */
   sessionId: /^[A-Za-z0-9_-]{22,64}$/,

@@ -1,7 +1,8 @@
 /**
  * `pedelec-cli settings get | set <key> <value>`: the user's settings on machines without the desktop app, through
  * Core's desktop role (the user's own, as the desktop app's). `set` edits one dotted key of the current settings and validates the whole with the contracts'
- * `Settings` schema before sending; `ollama.apiKey` goes to `desktop.settings.set_secret` instead. The answer is always the
+ * `Settings` schema before sending; `ollama.apiKey` goes to `desktop.settings.set_secret` instead, read from stdin
+ * only (argv is readable by every local process; `null` may still clear it). The answer is always the
  * `PublicSettings`, which says whether a secret is set and never what it is.
  */
 import { type PublicSettings, type SecretName, Settings } from "@pedelec/contracts/Settings"
@@ -15,7 +16,7 @@ const SECRETS: Readonly<Record<string, SecretName>> = { "ollama.apiKey": "ollama
 const FIELDS: ReadonlyArray<string> = Object.keys(Settings.fields)
 const FORBIDDEN = new Set(["__proto__", "prototype", "constructor"])
 const KEYS_HINT =
-  "Keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<level>, ollama.baseUrl, ollama.timeoutMs, ollama.defaultModel, fullAccessOrigins, ollama.apiKey."
+  "Keys: defaultProvider, defaultEffortLevel, defaultModels.<provider>, effortProfiles.<provider>.<level>, ollama.baseUrl, ollama.timeoutMs, ollama.defaultModel, fullAccessOrigins, ollama.apiKey (from stdin: `-`)."
 
 const shown = (settings: PublicSettings, json: boolean): Outcome =>
   json ? succeeded(settings) : text(JSON.stringify(settings, null, 2))
@@ -25,8 +26,17 @@ export const settingsGet = Effect.fn("settingsGet")(function* (json: boolean) {
   return shown(yield* core.settings, json)
 })
 
+/** A secret on the command line is in /proc/<pid>/cmdline for every local process: only stdin (or null) may set one. */
+const secretFromArgv = (key: string) =>
+  CliFailure.usage(
+    "INVALID_INPUT",
+    `${key} is a secret and is never taken from the command line, where any local process can read it. Pipe it in: printf '%s' "$KEY" | pedelec-cli settings set ${key} -`,
+    { key }
+  )
+
 export const settingsSet = Effect.fn("settingsSet")(function* (key: string, raw: string, json: boolean) {
   const secret = SECRETS[key]
+  if (secret !== undefined && raw !== "-" && raw !== "null") return yield* Effect.fail(secretFromArgv(key))
   const input = raw === "-" ? yield* readStdin : raw
   const core = yield* UserCore
   if (secret !== undefined) return shown(yield* core.setSecret(secret, yield* secretValue(key, input)), json)
