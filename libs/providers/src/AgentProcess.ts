@@ -1,9 +1,9 @@
 /**
  * AgentProcess — owns agent CLI processes, one per `spawn`: starts it in its own process group with the prompt on
- * stdin, exposes stdout as strictly decoded lines and the tail of stderr, watches the process tree so descendants
- * that leave the group (setsid) stay known, and on release interrupts, then kills the group and every descendant
- * seen. Its parts: AgentProcess/Output (stdout lines, the stderr tail) and AgentProcess/Descendants (tracking and
- * the release sequence). It does not interpret the CLI's output (adapters do) nor time out a quiet CLI (Core does).
+ * stdin, exposes stdout as strictly decoded lines and the tail of stderr, keeps its descendants known (so those that
+ * leave the group, setsid, are not lost), and on release interrupts, then kills the group and every descendant
+ * seen. Its parts: AgentProcess/Output (stdout lines, the stderr tail), AgentProcess/Descendants (what is seen, and
+ * the release sequence) and AgentProcess/Watch (the one table scan every running agent of this process shares). It does not interpret the CLI's output (adapters do) nor time out a quiet CLI (Core does).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import type { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -14,8 +14,9 @@ import * as Layer from "effect/Layer"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { liveOf, release, seenFrom, trackWhileRunning } from "./AgentProcess/Descendants.ts"
+import { liveOf, release, seenFrom } from "./AgentProcess/Descendants.ts"
 import { outputLines, stderrTail } from "./AgentProcess/Output.ts"
+import { watch } from "./AgentProcess/Watch.ts"
 import { MAX_LINE_BYTES, type OutputLine } from "./OutputLines.ts"
 import * as ProcessTree from "./ProcessTree.ts"
 import { type ProcessRecord, startFailed } from "./Provider.ts"
@@ -104,10 +105,7 @@ const spawnWith = Effect.fnUntraced(function* (
   const seen = seenFrom(leader)
   const exit = exitOf(handle)
   const tail = yield* stderrTail(handle.stderr)
-  yield* trackWhileRunning(
-    Effect.orElseSucceed(handle.isRunning, () => false),
-    seen
-  ).pipe(Effect.forkScoped)
+  yield* watch(seen)
   const terminate = yield* Effect.cached(release(seen, exit))
   yield* Effect.addFinalizer(() => terminate)
   const limit = options.maxLineBytes ?? MAX_LINE_BYTES

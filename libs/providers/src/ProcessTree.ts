@@ -5,7 +5,7 @@
  * hit. It spawns nothing and decides nothing about when to kill: AgentProcess and Core's crash reaper do.
  */
 import { execFile } from "node:child_process"
-import { readdir, readFile } from "node:fs/promises"
+import { closeSync, openSync, readdirSync, readSync } from "node:fs"
 import * as Effect from "effect/Effect"
 import type { ProcessRecord } from "./Provider.ts"
 
@@ -85,8 +85,33 @@ export const parsePsOutput = (text: string): ReadonlyArray<ProcessInfo> =>
 
 const isZombie = (info: ProcessInfo) => info.state.startsWith("Z")
 
-const readStat = (pid: number): Promise<ProcessInfo | undefined> =>
-  readFile(`/proc/${pid}/stat`, "utf8").then(parseProcStat, () => undefined)
+/** A stat line is a few hundred bytes (comm is at most 16); one buffer serves every read, as they are synchronous. */
+const statBuffer = Buffer.alloc(4096)
+
+/**
+ * Synchronous on purpose: /proc is in memory, and a whole table read this way took 2.9 ms of CPU for 125 processes
+ * where `fs.promises.readFile` took 19 ms (four thread-pool hops and a promise per file) and held a descriptor open
+ * per pending read: issue 14's 9,000 open files at 50 sessions.
+ */
+const readStat = (pid: number): ProcessInfo | undefined => {
+  let fd: number | undefined
+  try {
+    fd = openSync(`/proc/${pid}/stat`, "r")
+    return parseProcStat(statBuffer.toString("latin1", 0, readSync(fd, statBuffer, 0, statBuffer.length, 0)))
+  } catch {
+    return undefined // gone between the listing and the read
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+const procPids = (): ReadonlyArray<number> => {
+  try {
+    return readdirSync("/proc").flatMap((name) => (/^\d+$/.test(name) ? [Number(name)] : []))
+  } catch {
+    return []
+  }
+}
 
 // LC_ALL=C keeps lstart in one fixed format, so the same process always yields the same start time.
 const runPs = (args: ReadonlyArray<string>): Promise<ReadonlyArray<ProcessInfo>> =>
@@ -100,12 +125,10 @@ const runPs = (args: ReadonlyArray<string>): Promise<ReadonlyArray<ProcessInfo>>
 const PS_COLUMNS = "pid=,ppid=,pgid=,stat=,lstart="
 
 /** Every process on the machine (zombies included, marked by `state`). Empty on Windows. */
-export const snapshot: Effect.Effect<ReadonlyArray<ProcessInfo>> = Effect.promise(async () => {
-  if (isWindows) return []
-  if (!isLinux) return runPs(["-A", "-o", PS_COLUMNS])
-  const names = await readdir("/proc").catch(() => [])
-  const rows = await Promise.all(names.filter((name) => /^\d+$/.test(name)).map((name) => readStat(Number(name))))
-  return rows.filter((row) => row !== undefined)
+export const snapshot: Effect.Effect<ReadonlyArray<ProcessInfo>> = Effect.suspend(() => {
+  if (isWindows) return Effect.succeed([])
+  if (!isLinux) return Effect.promise(() => runPs(["-A", "-o", PS_COLUMNS]))
+  return Effect.sync(() => procPids().flatMap((pid) => readStat(pid) ?? []))
 })
 
 /** The live (non-zombie) processes among `pids`, by pid. */
@@ -113,9 +136,7 @@ export const identities = (pids: ReadonlyArray<number>): Effect.Effect<ReadonlyM
   Effect.promise(async () => {
     const wanted = [...new Set(pids)].filter((pid) => Number.isSafeInteger(pid) && pid > 0)
     if (wanted.length === 0 || isWindows) return new Map()
-    const rows = isLinux
-      ? await Promise.all(wanted.map(readStat))
-      : await runPs(["-o", PS_COLUMNS, "-p", wanted.join(",")])
+    const rows = isLinux ? wanted.map(readStat) : await runPs(["-o", PS_COLUMNS, "-p", wanted.join(",")])
     return new Map(rows.flatMap((row) => (row === undefined || isZombie(row) ? [] : [[row.pid, row] as const])))
   })
 

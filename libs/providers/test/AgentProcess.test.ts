@@ -172,6 +172,40 @@ describe("AgentProcess", () => {
     }).pipe(Effect.scoped, Effect.provide(AgentProcess.layer))
   )
 
+  it.live("one shared look serves many agents: each one's setsid grandchild, orphaned, is still found and killed", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir("agents")
+      // The middle process starts the grandchild in a session of its own, then exits: after that only a look
+      // taken while the middle lived links the grandchild to its agent.
+      const agentScript = (pidFile: string) => {
+        const grandchild = `require('fs').writeFileSync(${JSON.stringify(pidFile)},String(process.pid));setInterval(()=>{},1e9)`
+        const middle = `require('child_process').spawn(process.execPath,['-e',${JSON.stringify(grandchild)}],{detached:true,stdio:'ignore'}).unref();setTimeout(()=>{},800)`
+        return `require('child_process').spawn(process.execPath,['-e',${JSON.stringify(middle)}],{stdio:'ignore'});setInterval(()=>{},1e9)`
+      }
+      const pidFiles = Array.from({ length: 8 }, (_, index) => path.join(dir, `grandchild-${index}.pid`))
+      const agents = yield* Effect.forEach(pidFiles, (file) => spawnInScope(node(agentScript(file))))
+      const grandchildren = yield* Effect.forEach(pidFiles, (file) =>
+        waitFor(
+          "a grandchild's pid file",
+          Effect.sync(() => (existsSync(file) ? Number(readFileSync(file, "utf8")) || undefined : undefined))
+        )
+      )
+      // Each agent is back to itself and its orphaned grandchild: the middle process is gone.
+      yield* Effect.forEach(agents, ({ handle }, index) =>
+        waitFor(
+          "the agent's processes to be itself and its grandchild",
+          Effect.map(handle.processes, (records) => {
+            const pids = records.map((r) => r.pid).sort()
+            const expected = [handle.pid, grandchildren[index]!].sort()
+            return pids.length === 2 && pids.every((pid, i) => pid === expected[i]) ? true : undefined
+          })
+        )
+      )
+      yield* Effect.forEach(agents, ({ close }) => close, { concurrency: "unbounded" })
+      for (const pid of grandchildren) yield* waitGone(pid)
+    }).pipe(Effect.scoped, Effect.provide(AgentProcess.layer))
+  )
+
   it.live("release escalates to SIGKILL for a CLI that ignores SIGINT and SIGTERM", () =>
     run(
       Effect.gen(function* () {

@@ -1,13 +1,13 @@
 /**
- * AgentProcess/Descendants — every process an agent CLI started, kept known while it lives, and the release
- * sequence that ends them all: SIGINT to every group seen, a grace, then ProcessTree's kill of the whole tree. It
- * does not start the CLI or read its output (AgentProcess); ProcessTree owns the process table and the signals.
+ * AgentProcess/Descendants — every process an agent CLI started, kept known while it lives (updated from a table
+ * the shared AgentProcess/Watch scan hands it), and the release sequence that ends them all: SIGINT to every group
+ * seen, a grace, then ProcessTree's kill of the whole tree. It does not start the CLI or read its output
+ * (AgentProcess), nor scan on a timer (Watch); ProcessTree owns the process table and the signals.
  */
 import * as Effect from "effect/Effect"
 import * as ProcessTree from "../ProcessTree.ts"
 import type { ProcessRecord } from "../Provider.ts"
 
-const TRACK_INTERVAL_MS = 200
 /** After SIGINT, how long the CLI gets to wind down before the tree is killed. */
 const INTERRUPT_GRACE_MS = 1_500
 /** After SIGTERM, how long before SIGKILL. */
@@ -21,13 +21,28 @@ const keyOf = (record: ProcessRecord) => `${record.pid}:${record.startTime}`
 
 export const seenFrom = (leader: ProcessRecord): Seen => new Map([[keyOf(leader), leader]])
 
+/** ESRCH: no such pid at all. Asked of the kernel, not of a table a failed read (EMFILE) could have left short. */
+const pidGone = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH"
+  }
+}
+
+/** Dead for good: a zombie, a pid now held by another process (another start time), or no such pid. */
+const isDead = (record: ProcessRecord, current: ProcessTree.ProcessInfo | undefined) =>
+  current === undefined ? pidGone(record.pid) : !ProcessTree.matches(record, current)
+
 /**
  * Descendants are found through parent links, which a child loses when its parent dies: this looks from every
- * process already seen, and at their groups, so a setsid grandchild stays known.
+ * process already seen, and at their groups, so a setsid grandchild stays known. A record no longer in the table
+ * and dead for good is dropped: the set stays as small as what is alive, and so does every later look at it.
  */
-export const track = Effect.fnUntraced(function* (seen: Seen) {
-  const table = yield* ProcessTree.snapshot
+export const update = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInfo>): void => {
   const byPid = new Map(table.map((info) => [info.pid, info]))
+  for (const [key, record] of seen) if (isDead(record, byPid.get(record.pid))) seen.delete(key)
   const live = [...seen.values()].filter((r) => ProcessTree.matches(r, byPid.get(r.pid)))
   const groups = new Set(live.map((r) => r.pgid))
   const found = [
@@ -35,18 +50,13 @@ export const track = Effect.fnUntraced(function* (seen: Seen) {
       live.map((r) => r.pid),
       table
     ),
-    ...table.filter((info) => groups.has(info.pgid) && info.pid !== process.pid)
+    ...table.filter((info) => groups.has(info.pgid) && info.pid !== process.pid && !info.state.startsWith("Z"))
   ]
   for (const info of found) seen.set(keyOf(info), { pid: info.pid, pgid: info.pgid, startTime: info.startTime })
-})
+}
 
-/** Tracks often while the CLI lives: a child orphaned between two looks is lost to the parent links. */
-export const trackWhileRunning = Effect.fnUntraced(function* (running: Effect.Effect<boolean>, seen: Seen) {
-  while (yield* running) {
-    yield* track(seen)
-    yield* Effect.sleep(TRACK_INTERVAL_MS)
-  }
-})
+/** One look now, on a table of its own: what release needs before it signals. */
+export const track = (seen: Seen) => Effect.map(ProcessTree.snapshot, (table) => update(seen, table))
 
 /** The processes seen that are still alive. */
 export const liveOf = (seen: Seen) => Effect.suspend(() => ProcessTree.liveRecords([...seen.values()]))

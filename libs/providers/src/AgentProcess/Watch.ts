@@ -1,0 +1,49 @@
+/**
+ * AgentProcess/Watch — the one periodic look at the process table for every agent this process runs: while at least
+ * one agent is watched, a single fiber scans the table every 200 ms and updates every watched agent's Seen set from
+ * that one table; with none watched, nothing runs. It does not decide what a descendant is (Descendants) nor signal
+ * anything (Descendants' release, ProcessTree).
+ *
+ * Why one scan and not one per agent: each agent used to re-read every /proc/<pid>/stat on the machine every 200 ms,
+ * so the cost grew with agents × processes; issue 14 profiled ≥ 42 % of a loaded Core's CPU there (25 sessions) and
+ * 50 sessions failed 948 of 1,000 tool calls. Why a scan at all: a descendant that leaves the group (setsid) and
+ * loses its parent is only findable through a parent link seen before, and Linux offers no portable notification.
+ *
+ * The scanner is shared by the whole process, not by one AgentProcess layer: adapters build that layer per session.
+ */
+import * as Effect from "effect/Effect"
+import * as RcRef from "effect/RcRef"
+import * as Scope from "effect/Scope"
+import * as ProcessTree from "../ProcessTree.ts"
+import { type Seen, update } from "./Descendants.ts"
+
+/** How stale an agent's knowledge may get: a child orphaned and escaped between two looks is lost. */
+const INTERVAL_MS = 200
+
+/** The Seen sets of every agent alive in this process. */
+const watched = new Set<Seen>()
+
+const lookAtAll = Effect.map(ProcessTree.snapshot, (table) => {
+  for (const seen of watched) update(seen, table)
+})
+
+const scanning = Effect.forever(Effect.andThen(Effect.sleep(INTERVAL_MS), lookAtAll), { disableYield: true })
+
+/**
+ * The scanning fiber, started by the first watcher and interrupted when the last one leaves. Made once, in a scope
+ * that lives as long as the module (this process): its context is the default one, so the scan keeps real time
+ * even when the first watcher runs under a TestClock.
+ */
+const scanner = Effect.runSync(
+  RcRef.make({ acquire: Effect.asVoid(Effect.forkScoped(scanning)) }).pipe(Scope.provide(Scope.makeUnsafe()))
+)
+
+/** Keeps `seen` up to date until the caller's scope closes. */
+export const watch = (seen: Seen): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    yield* RcRef.get(scanner)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => void watched.add(seen)),
+      () => Effect.sync(() => void watched.delete(seen))
+    )
+  })
