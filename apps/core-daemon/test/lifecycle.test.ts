@@ -34,6 +34,36 @@ const skills = { guidance: "", tools }
 const noAnswer = () => ({ ok: true as const, result: null })
 
 describe("turn lifecycle on a real Core", () => {
+  it.live("end during a pending tool call ends within 1 s: the call answered first, then every process gone", () =>
+    Effect.gen(function* () {
+      const client = yield* hostClient(core.info)
+      const { sessionId, events } = yield* openSession(client, { skills })
+      yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script("call wait {}", "say never") })
+      const call = yield* events.next(isType("tool_call"))
+      const running = yield* Effect.promise(() => sessionProcesses(sessionId))
+      const startedAt = Date.now()
+      yield* client["session.end"]({ origin: ORIGIN, sessionId })
+      yield* events.next(isType("ended"))
+      const tookMs = Date.now() - startedAt
+      assert.isBelow(tookMs, 1_000, `ended within 1 s (took ${tookMs} ms)`)
+      const cancelled = events.seen.filter(isType("tool_call_cancelled"))
+      assert.deepStrictEqual(
+        cancelled.map((e) => [e.toolCallId, e.reason]),
+        [[call.toolCallId, "SESSION_ENDED"]]
+      )
+      const left = yield* Effect.promise(() =>
+        waitUntil(
+          "the session's processes to go",
+          () => sessionProcesses(sessionId),
+          (seen) => seen.length === 0,
+          2_000
+        )
+      )
+      assert.isAbove(running.length, 1, "agent and pedelec-cli ran")
+      assert.lengthOf(left, 0)
+    }).pipe(Effect.scoped)
+  )
+
   it.live("cancel during a pending tool call stops the turn, cancels the call and kills every process", () =>
     Effect.gen(function* () {
       yield* Effect.promise(() => rm(core.pidFile, { force: true }))

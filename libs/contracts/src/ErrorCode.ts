@@ -72,6 +72,7 @@ export const ERROR_CODES = [
   "TOOL_CANCELLED",
   "TOOL_QUEUE_FULL",
   "TOOL_OWNER_GONE",
+  "TOOL_NOT_CLAIMED",
   "TOOL_HANDLER_NOT_FOUND",
   "TOOL_HANDLER_ERROR",
   "TOOL_RESULT_INVALID",
@@ -439,6 +440,12 @@ export const RUNTIME_ERRORS = {
   TOOL_QUEUE_FULL: {
     message: "Too many tool calls are waiting for the page. Wait for earlier calls to finish, then retry.",
     retryable: true,
+    raisedBy: ["core"]
+  },
+  TOOL_NOT_CLAIMED: {
+    message:
+      "This page does not handle the tools of session {sessionId}: another tab claimed them. Resume the session with claimTools to answer here.",
+    retryable: false,
     raisedBy: ["core"]
   },
   // Assets

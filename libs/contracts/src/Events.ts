@@ -31,8 +31,20 @@ export const StatusChangedEvent = event("status_changed", {
   turnKind: Schema.optionalKey(TurnKind)
 })
 
-/** A call for the page; offered again to the claiming tab after a reconnect until it is answered. */
+/**
+ * Who claimed a session's tools: a token the claiming page chose (Core mints one for a page that gave none). Only
+ * the subscription of the newest claim may answer; the token only tells each tab whether a call is its own.
+ */
+export const Claimant = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_-]{8,64}$/))
+export type Claimant = typeof Claimant.Type
+
+/**
+ * A call for the page; offered again to the claiming tab after a reconnect, and to a tab that claims the tools
+ * anew, until it is answered. `claimant` is the claim it is offered to: only that tab runs its handler, and a tab
+ * running it that sees it offered to another has lost the claim.
+ */
 export const ToolCallEvent = event("tool_call", {
+  claimant: Schema.optionalKey(Claimant),
   turnId: TurnId,
   toolCallId: ToolCallId,
   tool: ToolName,

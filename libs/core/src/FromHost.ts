@@ -20,21 +20,24 @@ export const HostHandlers = HostRpcs.toLayer(
     return HostRpcs.of({
       "session.create": ({ origin, input }) => sessions.create(origin, input),
       "session.resume": ({ origin, sessionId }) => sessions.resume(origin, sessionId),
-      "session.subscribe": ({ origin, sessionId, afterSeq, claimTools }) =>
-        sessions.subscribe(origin, sessionId, afterSeq, claimTools),
+      // The connection names the claimer: each page port reaches Core through its own native host connection.
+      "session.subscribe": ({ origin, sessionId, afterSeq, claimTools, claimant }, { client }) =>
+        sessions.subscribe(origin, sessionId, afterSeq, claimTools, { connection: client.id, claimant }),
       "session.prepare": ({ origin, sessionId }) => sessions.prepare(origin, sessionId),
       "session.send_text": ({ origin, sessionId, text }) => sessions.sendText(origin, sessionId, text),
       "session.cancel": ({ origin, sessionId }) => sessions.cancel(origin, sessionId),
       "session.end": ({ origin, sessionId }) => sessions.end(origin, sessionId),
       "session.list": ({ origin }) => sessions.list(origin),
       "origin.revoke": ({ origin }) => sessions.revokeOrigin(origin),
-      "tool.submit_result": ({ origin, sessionId, toolCallId, outcome }) =>
+      "tool.submit_result": ({ origin, sessionId, toolCallId, outcome }, { client }) =>
         sessions.access(origin, sessionId).pipe(
-          Effect.flatMap((session) => tools.submit(session, toolCallId, outcome)),
+          Effect.flatMap((session) => tools.submit(session, toolCallId, outcome, client.id)),
           Effect.map((accepted) => ({ accepted }))
         ),
-      "tool.progress": ({ origin, sessionId, toolCallId }) =>
-        sessions.access(origin, sessionId).pipe(Effect.flatMap((session) => tools.progress(session, toolCallId))),
+      "tool.progress": ({ origin, sessionId, toolCallId }, { client }) =>
+        sessions
+          .access(origin, sessionId)
+          .pipe(Effect.flatMap((session) => tools.progress(session, toolCallId, client.id))),
       "providers.list": ({ rescan }) => providers.list(rescan),
       "settings.get": () => settings.get,
       "asset.upload_ticket": ({ origin, ...request }) => assets.uploadTicket(origin, request),

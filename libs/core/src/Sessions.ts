@@ -22,7 +22,7 @@ import { recoverAtStartup } from "./Sessions/End.ts"
 import { makeLiveSessions, type SessionDeps, sessionDeps, sessionError } from "./Sessions/Live.ts"
 import { type LiveIndex, newRecord } from "./Sessions/Open.ts"
 import { cancelTurn, startTurn } from "./Sessions/Turns.ts"
-import { ToolRouter } from "./ToolRouter.ts"
+import { type Claimer, ToolRouter } from "./ToolRouter.ts"
 
 /** A live session as the user sees it: what its page sees, and when it last did something. */
 export type SessionOverview = SessionInfo & { readonly lastActivityAt: number }
@@ -32,12 +32,13 @@ export class Sessions extends Context.Service<
   {
     readonly create: (origin: Origin, input: CreateSessionInput) => Effect.Effect<SessionInfo, PedelecError>
     readonly resume: (origin: Origin, sessionId: SessionId) => Effect.Effect<SessionInfo, PedelecError>
-    /** Events after `afterSeq`; holding the stream holds the lease (and the tool claim when asked). */
+    /** Events after `afterSeq`; holding the stream holds the lease (and the tool claim, by `claimer`, when asked). */
     readonly subscribe: (
       origin: Origin,
       sessionId: SessionId,
       afterSeq: number,
-      claimTools: boolean
+      claimTools: boolean,
+      claimer?: Claimer
     ) => Stream.Stream<SessionEvent, PedelecError>
     readonly sendText: (
       origin: Origin,
@@ -117,11 +118,11 @@ const make = Effect.gen(function* () {
     yield* endNow(yield* access(origin, sessionId), "requested")
   })
 
-  const subscribe = (origin: Origin, sessionId: SessionId, afterSeq: number, claimTools: boolean) =>
+  const subscribe = (origin: Origin, sessionId: SessionId, afterSeq: number, claimTools: boolean, claimer?: Claimer) =>
     Stream.unwrap(
       Effect.gen(function* () {
         const session = yield* hold(origin, sessionId)
-        if (claimTools) yield* tools.claim(session)
+        if (claimTools) yield* tools.claim(session, claimer)
         return events.subscribe(sessionId, afterSeq)
       })
     )

@@ -1,11 +1,14 @@
 /**
  * ToolRouter — routes each agent call to the page: arguments checked, queued FIFO per session (bound 16), offered one
- * at a time as a `tool_call` event (again to a page that claims the tools anew), answered by `submit` (idempotent by
- * id), stopped by timeout, cancellation, the caller leaving or the page leaving. The queue is the session's own
+ * at a time as a `tool_call` event to the one claim (the newest subscription to claim the tools; offered again when
+ * the claim moves), answered by `submit` from the claim's connection alone (idempotent by id), stopped by timeout,
+ * cancellation, the caller leaving or the page leaving. The queue is the session's own
  * (`SessionTools`, in the session's scope; ToolRouter/Queue offers and ends calls); whether a call is pending is
  * written to the session (Session), which the status and the stall clock follow. Compiling manifests and shaping the
  * agent's line are ToolCatalog's.
  */
+
+import { randomBytes } from "node:crypto"
 import type { ToolCallId } from "@pedelec/contracts/Ids"
 import type { ToolSpec, ToolSummary } from "@pedelec/contracts/node/AgentLink"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
@@ -30,11 +33,13 @@ import {
   armTimeout,
   type Call,
   type CancelCode,
+  type Claim,
   cancelled,
   finish,
   offer,
   type SessionTools
 } from "./ToolRouter/Queue.ts"
+import { ArgsValidation } from "./ToolRouter/Validation.ts"
 
 export type { SessionTools } from "./ToolRouter/Queue.ts"
 
@@ -46,18 +51,9 @@ const toolOf = (session: Session, name: string) => {
   return tool ? Effect.succeed(tool) : fail("TOOL_NOT_FOUND", { tool: name })
 }
 
-const checkArgs = (tool: Tool, args: Schema.Json) => {
-  const checked = tool.validator.validate(args)
-  if (Result.isSuccess(checked)) return Effect.void
-  const [first] = checked.failure
-  const issues = checked.failure.slice(0, 8).map((issue) => ({ path: issue.path, reason: issue.reason }))
-  return fail("TOOL_ARGS_INVALID", {
-    tool: tool.spec.name,
-    path: first?.path ?? "",
-    reason: first?.reason ?? "",
-    issues
-  })
-}
+/** Within a budget and off Core's event loop: one page's schema must not stall every session (ToolRouter/Validation). */
+const checkArgs = (tool: Tool, args: Schema.Json) =>
+  Effect.flatMap(ArgsValidation, (validation) => validation.check(tool, args))
 
 /** The offered call `toolCallId` names, if it is still waiting for the page. */
 const offeredCall = (session: Session, toolCallId: ToolCallId) =>
@@ -70,7 +66,8 @@ const open = Effect.fnUntraced(function* (skills: Skills | undefined, workspace:
   return {
     catalog: compiled.success,
     queue: [],
-    owners: yield* Ref.make(0),
+    claims: [],
+    answerer: yield* Ref.make<Claim | undefined>(undefined),
     ownerTimer: yield* FiberHandle.make<void>()
   } satisfies SessionTools
 })
@@ -101,7 +98,7 @@ const enqueue = (session: Session, call: Omit<Call, "reply" | "timer" | "offered
       const queue = session.tools.queue
       queue.push(entry)
       if (queue.length === 1) yield* offer(session, entry)
-      if ((yield* Ref.get(session.tools.owners)) === 0) yield* armOwnerTimer(session)
+      if (session.tools.claims.length === 0) yield* armOwnerTimer(session)
       return yield* Deferred.await(entry.reply).pipe(
         Effect.onInterrupt(() => finish(session, entry, cancelled(entry, "TOOL_CANCELLED")))
       )
@@ -123,7 +120,20 @@ const call = Effect.fnUntraced(function* (session: Session, name: string, args: 
   return yield* agentLine(session.workspace, toolCallId, outcome)
 })
 
-const submit = Effect.fnUntraced(function* (session: Session, toolCallId: ToolCallId, outcome: ToolOutcome) {
+/** Only the newest claim's connection answers: a tab that never claimed, or lost the claim, is refused. */
+const checkClaim = Effect.fnUntraced(function* (session: Session, connection: number | undefined) {
+  const claim = yield* Ref.get(session.tools.answerer)
+  if (claim !== undefined && claim.connection === connection) return
+  return yield* fail("TOOL_NOT_CLAIMED", { sessionId: session.sessionId })
+})
+
+const submit = Effect.fnUntraced(function* (
+  session: Session,
+  toolCallId: ToolCallId,
+  outcome: ToolOutcome,
+  connection: number | undefined
+) {
+  yield* checkClaim(session, connection)
   const entry = offeredCall(session, toolCallId)
   if (!entry) return false
   const bytes = jsonBytes(outcome)
@@ -140,9 +150,15 @@ const submit = Effect.fnUntraced(function* (session: Session, toolCallId: ToolCa
   return true
 })
 
-const progress = Effect.fnUntraced(function* (session: Session, toolCallId: ToolCallId) {
+const progress = Effect.fnUntraced(function* (
+  session: Session,
+  toolCallId: ToolCallId,
+  connection: number | undefined
+) {
   const entry = offeredCall(session, toolCallId)
-  if (entry?.offeredAt === undefined) return
+  const claim = yield* Ref.get(session.tools.answerer)
+  // Progress from a tab without the claim would keep alive a call nobody there is running.
+  if (entry?.offeredAt === undefined || claim?.connection !== connection) return
   const timeoutMs = entry.tool.spec.timeoutMs
   // Progress resets the timeout, but never past 10 timeouts from the offer.
   const ceiling = entry.offeredAt + timeoutMs * TOOL_LIMITS.maxProgressFactor
@@ -150,19 +166,43 @@ const progress = Effect.fnUntraced(function* (session: Session, toolCallId: Tool
   yield* armTimeout(session, entry, Math.max(0, Math.min(timeoutMs, ceiling - now)))
 })
 
-const claim = (session: Session) => {
-  const { owners, ownerTimer, queue } = session.tools
-  return Effect.acquireRelease(
+/** What claims the tools: the subscriber's connection, and the page's token (minted when it gave none). */
+export interface Claimer {
+  readonly connection?: number | undefined
+  readonly claimant?: string | undefined
+}
+
+/**
+ * The claim moves to the newest claimer at once; the pending call is offered again, naming it, which is how the
+ * previous tab learns it lost the claim (its SDK aborts the handler). When the holder's subscription ends, the claim
+ * goes back to the newest one still open (the call offered to it again), or, with none, the owner grace runs.
+ */
+const claim = (session: Session, claimer: Claimer) => {
+  const { claims, answerer, ownerTimer, queue } = session.tools
+  const mine: Claim = {
+    connection: claimer.connection,
+    claimant: claimer.claimant ?? randomBytes(12).toString("base64url")
+  }
+  const hold = (holder: Claim) =>
     Effect.gen(function* () {
-      yield* Ref.update(owners, (n) => n + 1)
-      yield* FiberHandle.clear(ownerTimer)
+      yield* Ref.set(answerer, holder)
       const head = queue[0]
       if (head?.offeredAt !== undefined) yield* offer(session, head)
+    })
+  return Effect.acquireRelease(
+    Effect.gen(function* () {
+      claims.push(mine)
+      yield* FiberHandle.clear(ownerTimer)
+      yield* hold(mine)
     }),
     () =>
       Effect.gen(function* () {
-        const left = yield* Ref.updateAndGet(owners, (n) => n - 1)
-        if (left === 0 && queue.length > 0) yield* armOwnerTimer(session)
+        const wasHolder = claims.at(-1) === mine
+        claims.splice(claims.indexOf(mine), 1)
+        if (!wasHolder) return
+        const previous = claims.at(-1)
+        if (previous !== undefined) yield* hold(previous)
+        else if (queue.length > 0) yield* armOwnerTimer(session)
       })
   )
 }
@@ -189,10 +229,17 @@ export class ToolRouter extends Context.Service<
     readonly spec: (session: Session, name: string) => Effect.Effect<ToolSpec, PedelecError>
     /** The agent's call; interrupting it (the caller left) cancels it. */
     readonly call: (session: Session, name: string, args: Schema.Json) => Effect.Effect<CliOutput, PedelecError>
-    readonly submit: (session: Session, toolCallId: ToolCallId, outcome: ToolOutcome) => Effect.Effect<boolean>
-    readonly progress: (session: Session, toolCallId: ToolCallId) => Effect.Effect<void>
-    /** A page claims the tools for as long as the scope lives; a pending call is offered to it again. */
-    readonly claim: (session: Session) => Effect.Effect<void, never, Scope.Scope>
+    /** From the claim's connection only (else `TOOL_NOT_CLAIMED`); false for a call no longer waiting. */
+    readonly submit: (
+      session: Session,
+      toolCallId: ToolCallId,
+      outcome: ToolOutcome,
+      connection?: number
+    ) => Effect.Effect<boolean, PedelecError>
+    /** Ignored unless it comes from the claim's connection. */
+    readonly progress: (session: Session, toolCallId: ToolCallId, connection?: number) => Effect.Effect<void>
+    /** The claim moves to this page for as long as the scope lives (or until a newer claim); a pending call follows. */
+    readonly claim: (session: Session, claimer?: Claimer) => Effect.Effect<void, never, Scope.Scope>
     /** Every queued call ends with this code (cancel, end), the newest first. */
     readonly cancelAll: (
       session: Session,
@@ -203,19 +250,27 @@ export class ToolRouter extends Context.Service<
   static readonly layer = Layer.effect(
     ToolRouter,
     Effect.gen(function* () {
-      // Only these two: the layer's own context (its Scope above all) must not leak into a session's effects.
-      const context = Context.pick(SessionEvents, CoreConfig)(yield* Effect.context<SessionEvents | CoreConfig>())
+      // Only these: the layer's own context (its Scope above all) must not leak into a session's effects.
+      const context = Context.pick(
+        SessionEvents,
+        CoreConfig,
+        ArgsValidation
+      )(yield* Effect.context<SessionEvents | CoreConfig | ArgsValidation>())
       const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, context)
       return ToolRouter.of({
         open: Effect.fn("ToolRouter.open")(open),
         list: (session) => [...session.tools.catalog.values()].map(summaryOf),
         spec: (session, name) => Effect.map(toolOf(session, name), (tool) => tool.spec),
         call: Effect.fn("ToolRouter.call")((session, name, args) => provided(call(session, name, args))),
-        submit: Effect.fn("ToolRouter.submit")((session, id, outcome) => provided(submit(session, id, outcome))),
-        progress: Effect.fn("ToolRouter.progress")((session, id) => provided(progress(session, id))),
-        claim: (session) => provided(claim(session)),
+        submit: Effect.fn("ToolRouter.submit")((session, id, outcome, connection) =>
+          provided(submit(session, id, outcome, connection))
+        ),
+        progress: Effect.fn("ToolRouter.progress")((session, id, connection) =>
+          provided(progress(session, id, connection))
+        ),
+        claim: (session, claimer = {}) => provided(claim(session, claimer)),
         cancelAll: Effect.fn("ToolRouter.cancelAll")((session, code) => provided(cancelAll(session, code)))
       })
     })
-  )
+  ).pipe(Layer.provide(ArgsValidation.layer))
 }

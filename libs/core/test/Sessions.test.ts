@@ -112,6 +112,11 @@ const claimant = (sessionId: SessionId) =>
     Effect.forkChild(Stream.runDrain(sessions.subscribe(ORIGIN, sessionId, 0, true)), { startImmediately: true })
   )
 
+/** The id of the call the session's queue has offered (the head). */
+const offeredId = (session: {
+  readonly tools: { readonly queue: ReadonlyArray<{ readonly toolCallId: ToolCallId }> }
+}) => session.tools.queue[0]?.toolCallId as ToolCallId
+
 const liveIds = Effect.flatMap(Sessions, (sessions) =>
   Effect.map(sessions.list(ORIGIN), (infos) => infos.map((info) => info.sessionId))
 )
@@ -367,6 +372,67 @@ describe("Sessions in-process", () => {
           assert.strictEqual(agent.sent.length, 1)
         }),
       { stallTimeoutMs: 2_000 }
+    )
+  )
+
+  it.effect("a claim moves to the newest claimant: the call is offered to it alone, only it may answer", () =>
+    withCore((agent) =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const tools = yield* ToolRouter
+        const { sessionId } = yield* created()
+        const tab = (connection: number, claimant: string) =>
+          Effect.forkChild(Stream.runDrain(sessions.subscribe(ORIGIN, sessionId, 0, true, { connection, claimant })), {
+            startImmediately: true
+          })
+        const seen = yield* watch(sessionId, completion, 0, false)
+        yield* tab(1, "tab-one-claim")
+        yield* sessions.sendText(ORIGIN, sessionId, "tool")
+        const call = yield* agentCalls(sessionId, { text: "a" })
+        yield* settle
+        const second = yield* tab(2, "tab-two-claim")
+        yield* settle
+        const session = yield* sessions.live(sessionId)
+        const answer = (connection: number) =>
+          Effect.exit(tools.submit(session, offeredId(session), { ok: true, result: { connection } }, connection))
+        // The tab that lost the claim and a tab that never claimed are refused; the newest claimant answers.
+        assert.strictEqual(codeOf(yield* answer(1)), "TOOL_NOT_CLAIMED")
+        assert.strictEqual(codeOf(yield* answer(3)), "TOOL_NOT_CLAIMED")
+        assert.deepStrictEqual(yield* answer(2), Exit.succeed(true))
+        assert.include(JSON.stringify((yield* Fiber.join(call)).result), '"connection":2')
+        // The newest claimant leaves: the claim goes back to the tab still there.
+        yield* Fiber.interrupt(second)
+        const next = yield* agentCalls(sessionId, { text: "b" })
+        yield* settle
+        yield* agent.say({ type: "completed", text: "ok" })
+        yield* Fiber.interrupt(next)
+        const offers = ofType("tool_call")(yield* Fiber.join(seen)).map((e) => [e.args, e.claimant])
+        assert.deepStrictEqual(offers, [
+          [{ text: "a" }, "tab-one-claim"],
+          [{ text: "a" }, "tab-two-claim"],
+          [{ text: "b" }, "tab-one-claim"]
+        ])
+      })
+    )
+  )
+
+  it.effect("end with a call pending ends at once: the call hears SESSION_ENDED before the turn is stopped", () =>
+    withCore(() =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const { sessionId } = yield* created()
+        yield* claimant(sessionId)
+        yield* sessions.sendText(ORIGIN, sessionId, "tool")
+        const rest = yield* watch(sessionId, (e) => e.type === "ended", 0, false)
+        const pending = yield* agentCalls(sessionId, { text: "wait" })
+        yield* settle
+        // No clock moves: nothing of the end may wait on a timer (a grace, a timeout).
+        yield* sessions.end(ORIGIN, sessionId)
+        assert.strictEqual(codeOf(yield* Fiber.await(pending)), "SESSION_ENDED")
+        const types = (yield* Fiber.join(rest)).map((e) => e.type)
+        assert.isBelow(types.indexOf("tool_call_cancelled"), types.indexOf("turn_completed"))
+        assert.strictEqual(types.at(-1), "ended")
+      })
     )
   )
 

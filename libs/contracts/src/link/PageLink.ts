@@ -8,7 +8,7 @@
  */
 import * as Schema from "effect/Schema"
 import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
-import { SessionEvent } from "../Events.ts"
+import { Claimant, SessionEvent } from "../Events.ts"
 import { Origin, RequestId, SessionId, ToolCallId, TurnId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
 import { ProtocolVersion } from "../Protocol.ts"
@@ -51,7 +51,12 @@ export const PageMethods = {
   "session.resume": method(Schema.Struct({ sessionId: SessionId, claimTools: Schema.Boolean }), SessionInfo),
   /** Events after `afterSeq` (replayed, then live) are pushed on this port until it closes. */
   "session.subscribe": method(
-    Schema.Struct({ sessionId: SessionId, afterSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)) }),
+    Schema.Struct({
+      sessionId: SessionId,
+      afterSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+      /** The page's claim token, when this port claims the session's tools (its `tool_call`s name it). */
+      claimant: Schema.optionalKey(Claimant)
+    }),
     Empty
   ),
   "providers.list": method(Empty, Schema.Array(ProviderInfo)),

@@ -8,7 +8,7 @@ import * as Context from "effect/Context"
 import { Rpc, RpcGroup, RpcMiddleware } from "effect/rpc"
 import * as Schema from "effect/Schema"
 import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
-import { SessionEvent } from "../Events.ts"
+import { Claimant, SessionEvent } from "../Events.ts"
 import { LaunchSecret, Origin, SessionId, ToolCallId, TurnId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
 import { Hello, ProtocolVersion } from "../Protocol.ts"
@@ -72,13 +72,15 @@ export class HostRpcs extends RpcGroup.make(
   Rpc.make("session.resume", { payload: OnSession, success: SessionInfo, error: PedelecError }),
   /**
    * Events after `afterSeq`: replayed from the buffer, then the log, then live. While the stream is open the
-   * subscriber holds the session's lease; `claimTools` routes tool calls to this subscriber.
+   * subscriber holds the session's lease; `claimTools` moves the claim on the tools to this subscriber (its
+   * connection alone may answer calls, named in `tool_call` by `claimant`) for as long as the stream is open.
    */
   Rpc.make("session.subscribe", {
     payload: {
       ...OnSession,
       afterSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
-      claimTools: Schema.Boolean
+      claimTools: Schema.Boolean,
+      claimant: Schema.optionalKey(Claimant)
     },
     success: SessionEvent,
     error: PedelecError,
@@ -104,7 +106,10 @@ export class HostRpcs extends RpcGroup.make(
     success: Schema.Struct({ ended: Schema.Int }),
     error: PedelecError
   }),
-  /** Idempotent by `toolCallId`: a repeat or a late answer is `accepted: false`, never an error. */
+  /**
+   * Idempotent by `toolCallId`: a repeat or a late answer is `accepted: false`. Only the connection whose
+   * subscription holds the tools' claim may answer: any other is `TOOL_NOT_CLAIMED`.
+   */
   Rpc.make("tool.submit_result", {
     payload: { ...OnSession, toolCallId: ToolCallId, outcome: ToolOutcome },
     success: Schema.Struct({ accepted: Schema.Boolean }),

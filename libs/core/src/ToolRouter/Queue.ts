@@ -1,8 +1,8 @@
 /**
  * ToolRouter/Queue — one session's call queue: the calls waiting for the page (FIFO, the head offered), offering
- * the head (status first, then the `tool_call` event, then its timeout), and ending a call exactly once (the event,
- * the agent's answer, the next offer, the pending bit). Checking arguments and the service's methods are
- * ToolRouter's.
+ * the head to the current claim (status first, then the `tool_call` event naming the claimant, then its timeout),
+ * and ending a call exactly once (the event, the agent's answer, the next offer, the pending bit). Checking
+ * arguments, moving the claim and the service's methods are ToolRouter's.
  */
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolCallId, TurnId } from "@pedelec/contracts/Ids"
@@ -29,12 +29,28 @@ export interface Call {
   offeredAt: number | undefined
 }
 
-/** One session's tools and call queue. Mutated one event at a time, only by this module. */
+/**
+ * The one subscription that handles a session's calls: the newest to claim. `connection` is its Core IPC client
+ * (one per page port, through its own native host), the only one whose answers count; `claimant` is the page's token,
+ * which each `tool_call` names so that only that tab runs the handler.
+ */
+export interface Claim {
+  readonly connection: number | undefined
+  readonly claimant: string
+}
+
+/** One session's tools and call queue. Mutated one event at a time, only by this module and ToolRouter. */
 export interface SessionTools {
   readonly catalog: ReadonlyMap<string, Tool>
   /** FIFO; the head is the call the page has (or will get). */
   readonly queue: Array<Call>
-  readonly owners: Ref.Ref<number>
+  /**
+   * The claims whose subscriptions are open, newest last: the last one holds the tools; when it ends the one
+   * before takes over. None open: the owner grace runs.
+   */
+  readonly claims: Array<Claim>
+  /** Whose answers count: the newest open claim, or the last to hold one (it may still answer while none is open). */
+  readonly answerer: Ref.Ref<Claim | undefined>
   /** Runs while calls wait and no page claims the tools: at the end of the grace they fail `TOOL_OWNER_GONE`. */
   readonly ownerTimer: FiberHandle.FiberHandle<void>
 }
@@ -61,9 +77,11 @@ export const offer = Effect.fnUntraced(function* (session: Session, call: Call) 
   call.offeredAt ??= yield* Clock.currentTimeMillis
   if (firstOffer) yield* setToolPending(session, true)
   const events = yield* SessionEvents
+  const claim = session.tools.claims.at(-1)
   yield* events
     .publish(session.sessionId, {
       type: "tool_call",
+      ...(claim === undefined ? {} : { claimant: claim.claimant }),
       turnId: call.turnId,
       toolCallId: call.toolCallId,
       tool: call.tool.spec.name,
