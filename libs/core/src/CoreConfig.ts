@@ -1,9 +1,9 @@
 /**
  * CoreConfig — the knobs of one Core process: its version, where pedelec-cli lives (put first on every agent's
  * PATH), the provider stall timeout, the disconnect lease, the grace a pending tool call gets for its page to come
- * back, the asset ticket lifetime, the pedelec-deno run timeout, and whether the scripted test provider is enabled.
- * Read once through Effect's `Config` (the environment, unless a test provides another ConfigProvider); tests and
- * the headless app override what they need. It does not act on any knob: the services that read it do.
+ * back, the asset ticket lifetime, the pedelec-deno run timeout, the Core IPC hello deadline, and whether the
+ * scripted test provider is enabled. Read once through Effect's `Config` (the environment, unless a test provides
+ * another ConfigProvider); tests and the headless app override what they need. It does not act on any knob: the services that read it do.
  */
 import { ASSET_LIMITS } from "@pedelec/contracts/Assets"
 import * as Config from "effect/Config"
@@ -27,6 +27,8 @@ export interface CoreConfigShape {
   readonly assetTicketMs: number
   /** A pedelec-deno script running longer than this is stopped (`PEDELEC_DENO_TIMEOUT_MS`, default one minute). */
   readonly denoTimeoutMs: number
+  /** A Core IPC connection without a successful `core.hello` this long is closed (`PEDELEC_HELLO_TIMEOUT_MS`). */
+  readonly helloTimeoutMs: number
   /** `PEDELEC_ENABLE_SCRIPTED=1`: the scripted test agent is listed and usable. */
   readonly enableScripted: boolean
 }
@@ -64,6 +66,8 @@ const fromConfig = Config.all({
   ownerGraceMs: milliseconds("PEDELEC_OWNER_GRACE_MS", 10_000),
   assetTicketMs: milliseconds("PEDELEC_ASSET_TICKET_MS", ASSET_LIMITS.ticketTtlMs),
   denoTimeoutMs: milliseconds("PEDELEC_DENO_TIMEOUT_MS", 60_000),
+  // Our clients say hello in their first milliseconds; a few seconds leave room for a loaded machine.
+  helloTimeoutMs: milliseconds("PEDELEC_HELLO_TIMEOUT_MS", 5_000),
   enableScripted
 })
 

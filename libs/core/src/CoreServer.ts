@@ -1,7 +1,8 @@
 /**
  * CoreServer — the Core IPC endpoint: a Unix socket under `run/` (directory 0700, socket 0600; the short per-user
  * directory when the path is too long; a named pipe on Windows), serving the hello, host, desktop and agent RPC groups
- * with NDJSON, requests concurrently. It writes `run/core.json` (0600) once it listens and removes it and the socket when
+ * with NDJSON, requests concurrently, behind the hello gate (CoreServer/HelloGate: deadline, pre-hello line cap,
+ * connection cap, coded refusals). It writes `run/core.json` (0600) once it listens and removes it and the socket when
  * it stops. What the methods do is the services'; who may call them is CoreAuth's.
  */
 
@@ -22,6 +23,7 @@ import { RpcServer } from "effect/rpc"
 import { AgentAuthLive, CoreSecret, DesktopAuthLive, HostAuthLive } from "./CoreAuth.ts"
 import { CoreConfig } from "./CoreConfig.ts"
 import { CorePaths } from "./CorePaths.ts"
+import { makeHelloGate } from "./CoreServer/HelloGate.ts"
 import { AgentHandlers } from "./FromAgent.ts"
 import { DesktopHandlers } from "./FromDesktop.ts"
 import { HostHandlers } from "./FromHost.ts"
@@ -133,7 +135,7 @@ export const CoreServerLayer = Layer.mergeAll(RpcServer.layer(CoreRpcs, { concur
     DesktopAuthLive,
     AgentAuthLive
   ]),
-  Layer.provide(RpcServer.layerProtocolSocketServer),
+  Layer.provide(Layer.effect(RpcServer.Protocol)(makeHelloGate(CoreRpcs.requests))),
   Layer.provide(layerNdjson),
   Layer.provide(SocketServerLive)
 )

@@ -24,6 +24,7 @@ const DEFAULTS: CoreConfigShape = {
   ownerGraceMs: 10_000,
   assetTicketMs: ASSET_LIMITS.ticketTtlMs,
   denoTimeoutMs: 60_000,
+  helloTimeoutMs: 5_000,
   enableScripted: false
 }
 
@@ -43,6 +44,7 @@ describe("CoreConfig", () => {
         PEDELEC_OWNER_GRACE_MS: "3000",
         PEDELEC_ASSET_TICKET_MS: "4000",
         PEDELEC_DENO_TIMEOUT_MS: "5000",
+        PEDELEC_HELLO_TIMEOUT_MS: "6000",
         PEDELEC_ENABLE_SCRIPTED: "1"
       })
       assert.deepStrictEqual(config, {
@@ -53,6 +55,7 @@ describe("CoreConfig", () => {
         ownerGraceMs: 3000,
         assetTicketMs: 4000,
         denoTimeoutMs: 5000,
+        helloTimeoutMs: 6000,
         enableScripted: true
       })
     })
