@@ -1,6 +1,6 @@
 /**
  * AssetFiles — owns the files of a session's `<workspace>/.pedelec-runtime/assets/`: resolving an AssetPath there so
- * that no symlink (a folder on the way or the file itself) leads anywhere else, streaming an upload into
+ * that no symlink (a folder on the way or the file itself) nor a hard link leads anywhere else, streaming an upload into
  * `.pedelec-runtime/tmp/` with its size enforced as it arrives and renaming it into place (a failed upload leaves no
  * file behind), opening a file to stream it back, and listing the folder with content types. It does not decide who
  * may do any of this (AssetTickets, Sessions), speak HTTP (AssetServer) or create workspaces (Workspaces). Resolving
@@ -21,7 +21,17 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { internal, io, locate, lstatOrUndefined, notFound, pathInvalid, runtimeFolder } from "./AssetFiles/Paths.ts"
+import {
+  HARD_LINKED,
+  hasOtherLinks,
+  internal,
+  io,
+  locate,
+  lstatOrUndefined,
+  notFound,
+  pathInvalid,
+  runtimeFolder
+} from "./AssetFiles/Paths.ts"
 import { writeVia } from "./AssetFiles/Receive.ts"
 import { RUNTIME_DIR } from "./Workspaces.ts"
 
@@ -138,6 +148,8 @@ const openAsset = Effect.fn("AssetFiles.open")(function* (workspace: string, ass
   const handle = yield* openNoFollow(target, assetPath)
   const stats = yield* io("fstat", () => handle.stat())
   if (!stats.isFile()) return yield* Effect.fail(pathInvalid(assetPath, "it is not a regular file"))
+  // Checked again on the open file: a link made between the check and the open.
+  if (hasOtherLinks(stats)) return yield* Effect.fail(pathInvalid(assetPath, HARD_LINKED))
   // Exactly the bytes `info` announces, even if the file grows while it is sent.
   const stream: Readable = handle.createReadStream({
     autoClose: false,
@@ -163,7 +175,7 @@ const walk = (found: Array<AssetInfo>, dir: string, prefix: string): Effect.Effe
       if (entry.isDirectory()) yield* walk(found, path.join(dir, entry.name), relative)
       else if (entry.isFile()) {
         const stats = yield* lstatOrUndefined(path.join(dir, entry.name))
-        if (stats?.isFile()) found.push(infoOf(relative, stats))
+        if (stats?.isFile() && !hasOtherLinks(stats)) found.push(infoOf(relative, stats))
       }
     }
   })
@@ -195,7 +207,7 @@ export class AssetFiles extends Context.Service<
     ) => Effect.Effect<AssetInfo, PedelecError>
     /** Opens the file without following a link; the file closes with the scope. */
     readonly open: (workspace: string, assetPath: AssetPath) => Effect.Effect<OpenAsset, PedelecError, Scope.Scope>
-    /** Every regular file under `assets/` (links and odd names skipped), in path order, at most MAX_LISTED. */
+    /** Every regular file under `assets/` (links, hard-linked files and odd names skipped), in path order, at most MAX_LISTED. */
     readonly list: (workspace: string) => Effect.Effect<ReadonlyArray<AssetInfo>, PedelecError>
   }
 >()("pedelec/core/AssetFiles") {

@@ -2,7 +2,8 @@
  * AssetServer — owns Core's loopback HTTP listener for asset bodies (SPEC §8): bound to 127.0.0.1 on a random port
  * for the life of Core, it serves `PUT` and `GET /assets/<ticket id>` with the token in the `x-pedelec-ticket` header,
  * answers CORS and Private Network Access preflights for the ticket's origin only, refuses any `Host` but its own
- * address (DNS rebinding), and sends refusals as a JSON `{ code, message }`. Before it reads a byte of a body it has
+ * address (DNS rebinding), closes slow and idle connections and caps how many are open (TIMEOUTS), and sends refusals
+ * as a JSON `{ code, message }`. Before it reads a byte of a body it has
  * checked the Host, the ticket, the origin and that the session is still live and that origin's. It does not decide
  * what a ticket allows (AssetTickets), where files go (AssetFiles) or who gets tickets (AssetAccess). Here are the
  * listener and the checks before a ticket is looked at (Host, route, method); one transfer is AssetServer/Transfer's,
@@ -23,6 +24,22 @@ import { Sessions } from "./Sessions.ts"
 
 export const ASSET_HOST = "127.0.0.1"
 const ROUTE = /^\/assets\/([^/?#]+)$/
+
+/**
+ * Node's defaults let a slow or idle client hold a connection for minutes (300 sockets at 1 byte/s were all still
+ * open after 20 s): headers must arrive within 5 s, a whole request (a 100 MiB body included, so at least
+ * ~0.85 MiB/s) within 120 s, an idle keep-alive socket goes after 5 s and a silent one after 10 s (Node's header timer
+ * starts at the first byte), checked every second.
+ */
+const TIMEOUTS = {
+  headersTimeout: 5_000,
+  requestTimeout: 120_000,
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 1_000
+} as const
+const IDLE_SOCKET_MS = 10_000
+/** Uploads and downloads at once, at most: one page rarely moves more than a few files together. */
+const MAX_CONNECTIONS = 256
 const ALLOWED_HEADERS = `${ASSET_TICKET_HEADER}, content-type`
 
 /** What the listener serves requests with: `host` is its own `127.0.0.1:<port>`, known once it is bound. */
@@ -78,7 +95,10 @@ const handle = (listener: Listener, req: IncomingMessage, res: ServerResponse) =
 const listen = (listener: Listener) =>
   Effect.acquireRelease(
     Effect.callback<Server>((resume) => {
-      const created = createServer((req, res) => handle(listener, req, res))
+      const created = createServer(TIMEOUTS, (req, res) => handle(listener, req, res))
+      created.maxConnections = MAX_CONNECTIONS
+      // Per socket, from its first moment: the server-wide timer leaves a socket that never sends a byte alone.
+      created.on("connection", (socket) => socket.setTimeout(IDLE_SOCKET_MS, () => socket.destroy()))
       created.once("error", (error) => resume(Effect.die(error)))
       created.listen({ host: ASSET_HOST, port: 0 }, () => resume(Effect.succeed(created)))
     }),

@@ -24,6 +24,14 @@ export const notFound = (assetPath: string) =>
 export const internal = (reason: string) =>
   PedelecError.fromCode("INTERNAL_ERROR", "core", { details: { component: "core", reason } })
 
+export const HARD_LINKED = "it has another hard link, which may be outside the workspace"
+
+/**
+ * A second name for the same inode can be anywhere on the file system (a hard link to a file outside the workspace
+ * looks like any regular file), so a file with more than one link is neither served nor replaced.
+ */
+export const hasOtherLinks = (stats: { readonly nlink: number }) => stats.nlink > 1
+
 /** A file system call; an unexpected failure is INTERNAL_ERROR, its errno code the reason (no path: a page sees it). */
 export const io = <A>(what: string, run: () => Promise<A>) =>
   Effect.tryPromise({
@@ -114,5 +122,6 @@ export const locate = Effect.fnUntraced(function* (workspace: string, assetPath:
   if (stats.isSymbolicLink()) return yield* Effect.fail(pathInvalid(assetPath, "it is a symbolic link"))
   if (stats.isDirectory()) return yield* Effect.fail(pathInvalid(assetPath, "it is a folder"))
   if (!stats.isFile()) return yield* Effect.fail(pathInvalid(assetPath, "it is not a regular file"))
+  if (hasOtherLinks(stats)) return yield* Effect.fail(pathInvalid(assetPath, HARD_LINKED))
   return { target, stats }
 })
