@@ -333,7 +333,7 @@ describe("hostile arguments", () => {
   })
 })
 
-describe('errors: "all"', () => {
+describe("the first failure only", () => {
   const validator = validatorFor({
     type: "object",
     properties: { s: str, i: { type: "integer" }, tags: { type: "array", items: str } },
@@ -341,15 +341,14 @@ describe('errors: "all"', () => {
     additionalProperties: false
   })
 
-  it("two bad fields produce two issues", () => {
+  it("two bad fields produce one issue, the first", () => {
     assert.deepStrictEqual(
       issuesOf(validator, { s: 1, i: "x" }).map((issue) => issue.path),
-      ["/s", "/i"]
+      ["/s"]
     )
   })
 
-  it("a missing key, a bad item and an extra key are all reported", () => {
-    const paths = issuesOf(validator, { i: 1, tags: ["a", 2, 3], extra: true }).map((issue) => issue.path)
-    assert.sameMembers(paths, ["/s", "/tags/1", "/tags/2", "/extra"])
+  it("a missing key, bad items and an extra key produce one issue", () => {
+    assert.lengthOf(issuesOf(validator, { i: 1, tags: ["a", 2, 3], extra: true }), 1)
   })
 })

@@ -2,7 +2,12 @@
  * Checks a tool call's arguments against the tool's argsSchema, with an Effect Schema built from the schema (no
  * hand-written validator). `pattern` is compiled with re2js, a linear-time engine, because patterns come from web
  * pages and a backtracking regex would let any page stall Core. Node-only: re2js is 46 KB gzip and never reaches
- * the SDK. Owns validation only; choosing error codes and routing calls is Core's.
+ * the SDK. Owns validation only; choosing error codes, routing calls and running checks off Core's event loop (with
+ * a time budget) are Core's.
+ *
+ * Checking stops at the first failure: the agent needs one precise reason with its pointer, and collecting every
+ * failing oneOf member of every item (`errors: "all"`) took a 48 KB call to 1.1 GB. Before decoding, the arguments'
+ * size, nesting and schema work are held to ARGS_BUDGET (ArgsValidator/Budget), so no call costs more than that.
  */
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
@@ -10,21 +15,26 @@ import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import { RE2JS } from "re2js"
 import { ARGS_SCHEMA_LIMITS, type ArgsSchema, type ArgsSchemaNode } from "../ArgsSchema.ts"
-import { issuesOfExit, jsonDepthExceeded, type PointedIssue, toPointer } from "../JsonPointer.ts"
+import { issuesOfExit, type PointedIssue, toPointer } from "../JsonPointer.ts"
+import { ARGS_BUDGET, checkArgsShape, overWork, workOf } from "./ArgsValidator/Budget.ts"
 
-/** Where in the arguments a check failed (a JSON pointer, "" for the root) and why. */
+/** Which budget a refused call exceeded: what `TOOL_ARGS_INVALID`'s `details.limit` names. */
+export type ArgsLimit = "bytes" | "depth" | "work" | "time" | "memory"
+
+/** Where in the arguments a check failed (a JSON pointer, "" for the root), why, and for a budget, which one. */
 export interface ArgsIssue {
   readonly path: string
   readonly reason: string
+  readonly limit?: ArgsLimit
 }
 
 export interface ArgsValidator {
-  /** Succeeds with the arguments unchanged; fails with every issue found. */
+  /**
+   * Succeeds with the arguments unchanged; fails with the first issue found (a oneOf no member matches gives each
+   * member's first issue). Over budget, it fails with the one issue naming the limit, before decoding anything.
+   */
   readonly validate: (args: unknown) => Result.Result<unknown, ReadonlyArray<ArgsIssue>>
 }
-
-/** Arguments nested deeper than this are refused before decoding; the same bound as an argsSchema document. */
-const MAX_ARGS_DEPTH = ARGS_SCHEMA_LIMITS.maxJsonDepth
 
 class PatternRejected {
   readonly issue: PointedIssue
@@ -34,7 +44,10 @@ class PatternRejected {
 }
 
 /** Builds the validator; fails with the pointer of a `pattern` re2js cannot compile. */
-export const makeArgsValidator = (schema: ArgsSchema): Result.Result<ArgsValidator, PointedIssue> => {
+export const makeArgsValidator = (
+  schema: ArgsSchema,
+  budget: { readonly maxBytes: number; readonly maxDepth: number; readonly maxWork: number } = ARGS_BUDGET
+): Result.Result<ArgsValidator, PointedIssue> => {
   let codec: Schema.Top
   try {
     codec = build(schema, [])
@@ -44,9 +57,10 @@ export const makeArgsValidator = (schema: ArgsSchema): Result.Result<ArgsValidat
   }
   const decode = Schema.decodeUnknownExit(codec as Schema.Codec<unknown>)
   const validate = (args: unknown): Result.Result<unknown, ReadonlyArray<ArgsIssue>> => {
-    const tooDeep = jsonDepthExceeded(args, MAX_ARGS_DEPTH)
-    if (tooDeep !== undefined) return Result.fail([{ path: tooDeep, reason: "arguments are nested too deeply" }])
-    const exit = decode(args, { onExcessProperty: "error", errors: "all" })
+    const shape = checkArgsShape(args, budget)
+    if (Result.isFailure(shape)) return Result.fail([shape.failure])
+    if (workOf(schema, args, budget.maxWork) > budget.maxWork) return Result.fail([overWork(budget.maxWork)])
+    const exit = decode(args, { onExcessProperty: "error" })
     if (Exit.isSuccess(exit)) return Result.succeed(args)
     return Result.fail(issuesOfExit(exit).map(({ pointer, reason }) => ({ path: pointer, reason: explain(reason) })))
   }
