@@ -1,0 +1,88 @@
+// Hostile tool arguments against a real Core over its socket: a page's argsSchema with a 32×32 nested oneOf of
+// patterns, or a pattern re2js accepts but runs for seconds, and the agent's call against it (agent role, as
+// pedelec-cli makes it). The call fails TOOL_ARGS_INVALID naming the limit, and meanwhile Core answers another
+// client at once: validation runs in a worker, not on the loop that serves everyone. Before, the slow-regex call
+// held Core's loop for ~9 s (every other client waited that long) and the bomb could take Core out of memory.
+import { assert, describe, it } from "@effect/vitest"
+import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import type * as Schema from "effect/Schema"
+import { agentClient, coreForFile, failureOf, hostClient, ORIGIN, sessionWithAgent } from "./harness.ts"
+
+const core = coreForFile()
+
+/** 29 characters whose program is large: re2js takes about 9 s over 30,000 characters (measured). */
+const SLOW_PATTERN = "(?:\\pL|\\pN|\\pP|\\pS){1,900}\\pZ"
+
+const bombItems = {
+  oneOf: Array.from({ length: 32 }, (_, i) => ({
+    oneOf: Array.from({ length: 32 }, (_, j) => ({ type: "string", pattern: `^x${i}_${j}$` }))
+  }))
+}
+
+const tools = [
+  { name: "wait", description: "Waits for the page.", argsSchema: { type: "object", properties: {} } },
+  {
+    name: "hostile",
+    description: "A page's hostile schema.",
+    argsSchema: {
+      type: "object",
+      properties: { list: { type: "array", items: bombItems }, text: { type: "string", pattern: SLOW_PATTERN } }
+    }
+  }
+] as unknown as ToolsManifest
+
+/** Starts the hostile call, then times another client's request made while it is being checked. */
+const whileChecking = (args: Schema.Json) =>
+  Effect.gen(function* () {
+    const host = yield* hostClient(core.info)
+    const { sessionId, capability } = yield* sessionWithAgent(host, { skills: { guidance: "", tools } })
+    const agent = yield* agentClient(core.info, { sessionCap: capability })
+    const started = performance.now()
+    const refused = yield* Effect.forkChild(failureOf(agent["tool.call"]({ sessionId, name: "hostile", args })), {
+      startImmediately: true
+    })
+    yield* Effect.sleep(50)
+    const other = yield* hostClient(core.info)
+    const asked = performance.now()
+    const listed = yield* other["session.list"]({ origin: ORIGIN })
+    const answeredMs = performance.now() - asked
+    const error = yield* Fiber.join(refused)
+    const refusedMs = performance.now() - started
+    assert.isTrue(listed.some((info) => info.sessionId === sessionId))
+    return { answeredMs, refusedMs, error }
+  }).pipe(Effect.scoped)
+
+describe("hostile tool arguments against a real Core", () => {
+  it.live(
+    "a slow-regex call (30,000 characters) fails TOOL_ARGS_INVALID (limit time); Core answers another client meanwhile",
+    () =>
+      Effect.gen(function* () {
+        const { answeredMs, refusedMs, error } = yield* whileChecking({ text: "é".repeat(30_000) })
+        process.stdout.write(
+          `[args-bomb] slow regex: another client answered in ${answeredMs.toFixed(1)} ms; refused after ${refusedMs.toFixed(0)} ms\n`
+        )
+        assert.strictEqual(error?.code, "TOOL_ARGS_INVALID")
+        assert.strictEqual(error?.details?.limit, "time")
+        assert.isBelow(answeredMs, 200)
+      }),
+    60_000
+  )
+
+  it.live(
+    "the 32×32 oneOf bomb (12,000 items) fails TOOL_ARGS_INVALID (limit work); Core answers another client meanwhile",
+    () =>
+      Effect.gen(function* () {
+        const list = Array.from({ length: 12_000 }, (_, k) => `x${k % 32}_${k % 31}`)
+        const { answeredMs, refusedMs, error } = yield* whileChecking({ list })
+        process.stdout.write(
+          `[args-bomb] oneOf bomb: another client answered in ${answeredMs.toFixed(1)} ms; refused after ${refusedMs.toFixed(0)} ms\n`
+        )
+        assert.strictEqual(error?.code, "TOOL_ARGS_INVALID")
+        assert.strictEqual(error?.details?.limit, "work")
+        assert.isBelow(answeredMs, 200)
+      }),
+    60_000
+  )
+})
