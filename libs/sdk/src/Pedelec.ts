@@ -191,7 +191,8 @@ export class Pedelec {
     )
     this.#sessions.set(info.sessionId, session as PedelecSession<string>)
     try {
-      await this.#link.request("session.subscribe", { sessionId: info.sessionId, afterSeq: info.lastSeq })
+      const params = { sessionId: info.sessionId, afterSeq: info.lastSeq, ...session.claimParams }
+      await this.#link.request("session.subscribe", params)
     } catch (error) {
       this.#sessions.delete(info.sessionId)
       throw error

@@ -132,7 +132,7 @@ describe("reconnecting", () => {
     expect(second).toEqual([
       ["extension.hello", expect.anything()],
       ["session.resume", { sessionId: SESSION_ID, claimTools: true }],
-      ["session.subscribe", { sessionId: SESSION_ID, afterSeq: 1 }]
+      ["session.subscribe", { sessionId: SESSION_ID, afterSeq: 1, claimant: expect.any(String) }]
     ])
     expect(session.getStatus()).toBe("idle")
   })
@@ -255,6 +255,11 @@ describe("sessions", () => {
   it("subscribes after the last seq the creation answer reported", async () => {
     chrome.on("session.create", () => ({ result: sessionInfo({ lastSeq: 7 }) }))
     await new Pedelec().createSession()
-    expect(chrome.requests("session.subscribe")[0]!.params).toEqual({ sessionId: SESSION_ID, afterSeq: 7 })
+    // A creator claims the tools: its subscribe carries the token Core names in the tool calls offered to it.
+    expect(chrome.requests("session.subscribe")[0]!.params).toEqual({
+      sessionId: SESSION_ID,
+      afterSeq: 7,
+      claimant: expect.stringMatching(/^[0-9a-f]{32}$/)
+    })
   })
 })

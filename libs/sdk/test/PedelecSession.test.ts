@@ -161,6 +161,57 @@ describe("turns", () => {
 })
 
 describe("tool calls", () => {
+  /** A call offered to a claim: this page's own (the token its subscribe carried) or another tab's. */
+  const offeredTo = (claimant: string, toolCallId: string, tool = "count") => ({
+    ...events.toolCall(TURN, toolCallId, tool),
+    claimant
+  })
+  const myClaimant = () => String(chrome.requests("session.subscribe")[0]!.params.claimant)
+  /** A handler that runs until its signal aborts, and says with what. */
+  const untilAborted =
+    (runs: Array<string>, reasons: Array<string>) =>
+    (_args: unknown, ctx: { signal: AbortSignal; toolCallId: string }) => {
+      runs.push(ctx.toolCallId)
+      return new Promise((_, reject) =>
+        ctx.signal.addEventListener("abort", () => {
+          reasons.push(String((ctx.signal.reason as PedelecError).details?.reason ?? ""))
+          reject(ctx.signal.reason)
+        })
+      )
+    }
+
+  it("stops the handler when the tab loses the claim, and runs only calls offered to its own claim", async () => {
+    const { session } = await open()
+    const [runs, reasons]: [Array<string>, Array<string>] = [[], []]
+    session.onTool("count", untilAborted(runs, reasons))
+    chrome.port.event(offeredTo(myClaimant(), "call0001"))
+    await tick(10)
+    expect(runs).toEqual(["call0001"])
+    // Another tab resumed with claimTools: Core offers the call again, to it.
+    chrome.port.event(offeredTo("other-tab-claim", "call0001"))
+    chrome.port.event(offeredTo("other-tab-claim", "call0002"))
+    await tick(10)
+    expect(reasons).toEqual(["another tab claimed the tools"])
+    expect(runs).toEqual(["call0001"])
+    expect(submitted()).toEqual([])
+  })
+
+  it("stops a handler running here when the call's result arrives from elsewhere", async () => {
+    const { session } = await open()
+    const [runs, reasons]: [Array<string>, Array<string>] = [[], []]
+    session.onTool("count", untilAborted(runs, reasons))
+    chrome.port.event(offeredTo(myClaimant(), "call0001"))
+    await tick(10)
+    chrome.port.event({
+      ...events.toolCall(TURN, "call0001", "count"),
+      type: "tool_result",
+      outcome: { ok: true, result: 1 }
+    } as never)
+    await tick(10)
+    expect([runs, reasons]).toEqual([["call0001"], ["the call was answered elsewhere"]])
+    expect(submitted()).toEqual([])
+  })
+
   it("picks the named handler, then the inline one, then the generic one, then TOOL_HANDLER_NOT_FOUND", async () => {
     const { session } = await open()
     session.onTool("count", () => "named")

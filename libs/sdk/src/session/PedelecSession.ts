@@ -1,11 +1,12 @@
 /**
  * PedelecSession — one session as a page holds it: its events in `seq` order, delivered once (a replay after a
- * reconnect repeats nothing), its turns, and its tool calls when this page claimed the tools. Status is Core's, as
- * reported; the SDK never guesses one. The port, requests and reconnection are ExtensionLink's; the session only
+ * reconnect repeats nothing), its turns, and its tool calls when this page holds the claim on the tools (a
+ * `tool_call` names the claimant it is offered to; one offered to another tab means the claim moved, and what runs
+ * here is aborted). Status is Core's, as reported; the SDK never guesses one. The port, requests and reconnection are ExtensionLink's; the session only
  * re-subscribes itself from the last `seq` it saw when asked to.
  */
 import type { AssetPath, ReadAssetAs } from "@pedelec/contracts/Assets"
-import type { SessionEvent, ToolCallEvent } from "@pedelec/contracts/Events"
+import type { Claimant, SessionEvent, ToolCallEvent } from "@pedelec/contracts/Events"
 import type { SessionId, ToolCallId } from "@pedelec/contracts/Ids"
 import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortLevel } from "@pedelec/contracts/Provider"
@@ -20,6 +21,13 @@ import { Turns } from "./Turns.ts"
 
 /** Tool call ids remembered so a call offered again after a reconnect runs once. */
 const REMEMBERED_CALLS = 1024
+
+/** This page's claim token: unique, not secret (Core trusts only the claiming connection's answers). */
+const mintClaimant = () =>
+  Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("")
+
+const cancelledHere = (tool: string, reason: string) =>
+  PedelecError.fromCode("TOOL_CANCELLED", "sdk", { details: { tool, reason } })
 
 /** What `sendText(text, options)` takes. */
 export interface SendTextOptions {
@@ -64,6 +72,7 @@ export class PedelecSession<ToolName extends string = string> {
   }
 
   #claimsTools: boolean
+  readonly #claimant = mintClaimant()
   readonly #inlineHandlers: ReadonlyMap<string, ToolHandler>
   readonly #link: ExtensionLink
   readonly #forget: () => void
@@ -224,12 +233,14 @@ export class PedelecSession<ToolName extends string = string> {
         else this.#setStatus(event.status, ctx)
         return
       case "tool_call":
-        if (this.#claimsTools) void this.#runCall(event, ctx)
+        this.#offered(event, ctx)
         return
       case "tool_call_cancelled":
         this.#runningCalls.get(event.toolCallId)?.abort(PedelecError.fromCode(event.reason, "core"))
         return
       case "tool_result":
+        // Answered elsewhere (the claim moved on): a handler still running here must stop.
+        this.#runningCalls.get(event.toolCallId)?.abort(cancelledHere(event.tool, "the call was answered elsewhere"))
         return
       case "turn_completed": {
         const { turnId, turnKind, reason, text } = event
@@ -269,7 +280,7 @@ export class PedelecSession<ToolName extends string = string> {
     const call = via === "send" ? this.#link.send.bind(this.#link) : this.#link.request.bind(this.#link)
     try {
       await call("session.resume", { sessionId: this.#id, claimTools: this.#claimsTools })
-      await call("session.subscribe", { sessionId: this.#id, afterSeq: this.#lastSeq })
+      await call("session.subscribe", { sessionId: this.#id, afterSeq: this.#lastSeq, ...this.claimParams })
     } catch (error) {
       if (hasCode(error, "SESSION_ENDED", "SESSION_NOT_FOUND")) this.#markEnded("sdk")
       throw error
@@ -279,6 +290,11 @@ export class PedelecSession<ToolName extends string = string> {
   /** @internal `resumeSession` with `claimTools` on a session this client already holds. */
   claim(): void {
     this.#claimsTools = true
+  }
+
+  /** @internal What `session.subscribe` carries: this page's claim token, when it claims the tools. */
+  get claimParams(): { readonly claimant?: Claimant } {
+    return this.#claimsTools ? { claimant: this.#claimant as Claimant } : {}
   }
 
   get #id(): SessionId {
@@ -326,6 +342,24 @@ export class PedelecSession<ToolName extends string = string> {
     this.#on.status.emit(status, ctx)
   }
 
+  /**
+   * A call offered to this page's claim runs here (one offered to no claim, to a page that claims); one offered to
+   * another claimant means the claim moved there: whatever runs here stops, and may run again if it comes back.
+   */
+  #offered(event: typeof ToolCallEvent.Type, ctx: EventContext): void {
+    const { claimant } = event
+    if (claimant === undefined || claimant === this.#claimant) {
+      if (claimant !== undefined) this.#claimsTools = true
+      if (this.#claimsTools) void this.#runCall(event, ctx)
+      return
+    }
+    this.#claimsTools = false
+    for (const [toolCallId, controller] of this.#runningCalls) {
+      this.#seenCalls.delete(toolCallId)
+      controller.abort(cancelledHere(event.tool, "another tab claimed the tools"))
+    }
+  }
+
   async #runCall(event: typeof ToolCallEvent.Type, base: EventContext): Promise<void> {
     const { toolCallId, tool } = event
     if (this.#seenCalls.has(toolCallId)) return
@@ -366,7 +400,8 @@ export class PedelecSession<ToolName extends string = string> {
         outcome
       })
     } catch (error) {
-      if (error instanceof PedelecError) this.report(error)
+      // Refused because another tab took the claim meanwhile: that tab answers; nothing for this page to act on.
+      if (error instanceof PedelecError && !hasCode(error, "TOOL_NOT_CLAIMED")) this.report(error)
     }
   }
 
