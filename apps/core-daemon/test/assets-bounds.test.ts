@@ -86,7 +86,7 @@ describe("asset server bounds", () => {
       assert.strictEqual(upload?.code, "ASSET_PATH_INVALID")
       const listed = yield* client["asset.list"]({ origin: ORIGIN, sessionId })
       assert.notInclude(
-        listed.map((info) => info.path),
+        listed.map((info): string => info.path),
         "leak.txt"
       )
     }).pipe(Effect.scoped)

@@ -10,6 +10,7 @@ import type { WatchItem } from "@pedelec/contracts/Desktop"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, SessionId } from "@pedelec/contracts/Ids"
 import { DEFAULT_SETTINGS, type Settings } from "@pedelec/contracts/Settings"
+import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
 import { script } from "@pedelec/providers/scripted/Script"
 import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import { OLLAMA_VERSION } from "@pedelec/test-kit/model-server/Ollama"
@@ -40,18 +41,25 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 /** One request as raw NDJSON on Core's socket, and the first answer: what any client could send, typed or not. */
+/** One request of `tag` after a good hello, as raw effect/rpc lines; answers the request's own reply. */
 const rawRequest = (tag: string, payload: unknown, headers: ReadonlyArray<[string, string]>) =>
   new Promise<Record<string, unknown>>((resolve, reject) => {
     const socket = net.createConnection(core.info.socketPath)
     let buffered = ""
     socket.on("data", (chunk) => {
       buffered += chunk.toString("utf8")
-      const newline = buffered.indexOf("\n")
-      if (newline < 0) return
-      socket.destroy()
-      resolve(JSON.parse(buffered.slice(0, newline)))
+      const lines = buffered.split("\n")
+      buffered = lines.pop() ?? ""
+      for (const line of lines.filter((l) => l !== "")) {
+        const reply = JSON.parse(line) as Record<string, unknown>
+        if (reply.requestId !== "1") continue
+        socket.destroy()
+        resolve(reply)
+      }
     })
     socket.on("error", reject)
+    const hello = { component: "native-host", version: "test", protocolVersion: PROTOCOL_VERSION }
+    socket.write(`${JSON.stringify({ _tag: "Request", id: "0", tag: "core.hello", payload: hello, headers: [] })}\n`)
     socket.write(`${JSON.stringify({ _tag: "Request", id: "1", tag, payload, headers })}\n`)
   })
 
@@ -83,18 +91,18 @@ const eventOf =
     item.kind === "event" && item.event.sessionId === sessionId && (type === undefined || item.event.type === type)
 
 describe("the desktop role", () => {
-  it.effect("the host role has no settings writes: the request dies as an unknown tag and settings.json stays", () =>
+  it.effect("the host role has no settings writes: an unknown tag is PROTOCOL_ERROR and settings.json stays", () =>
     Effect.gen(function* () {
       const before = yield* Effect.promise(settingsText)
       const settings = { ...DEFAULT_SETTINGS, defaultProvider: "scripted" }
       for (const tag of ["settings.set", "settings.set_secret"]) {
         const payload = tag === "settings.set" ? { settings } : { name: "ollamaApiKey", value: "sk-site" }
         const answer = yield* Effect.promise(() => rawRequest(tag, payload, proven()))
-        // Not a coded refusal but no method at all: the request dies with the server's "unknown tag".
-        assert.deepStrictEqual(answer.exit, {
-          _tag: "Failure",
-          cause: [{ _tag: "Die", defect: `Unknown request tag: ${tag}` }]
-        })
+        // No such method on the server: a coded failure (not the rpc server's own "unknown tag" defect).
+        const exit = answer.exit as { _tag: string; cause: ReadonlyArray<{ _tag: string; error?: { code?: string } }> }
+        assert.strictEqual(exit._tag, "Failure")
+        assert.strictEqual(exit.cause[0]?._tag, "Fail", JSON.stringify(exit))
+        assert.strictEqual(exit.cause[0]?.error?.code, "PROTOCOL_ERROR")
       }
       assert.strictEqual(yield* Effect.promise(settingsText), before)
       const desktop = yield* desktopClient(core.info)
