@@ -1,9 +1,10 @@
 // The ollama provider through a real Core and the real pedelec-agent, against the scripted model server (and a raw
 // one that never stops calling tools): the workspace tools act on the session's workspace and refuse a way out,
 // scripts run through pedelec-deno (DENO_UNAVAILABLE without its runtime), a model stuck in tool calls is stopped at
-// the round limit, a missing key or model is told apart, and the conversation file goes when the session ends.
+// the round limit, a missing key or model is told apart, the conversation file goes when the session ends, and a
+// server that echoes the API key in its errors does not get it to the page, the session log or Core's log.
 import { existsSync } from "node:fs"
-import { readFile, writeFile } from "node:fs/promises"
+import { readdir, readFile, writeFile } from "node:fs/promises"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import path from "node:path"
@@ -55,7 +56,49 @@ const ollamaSession = (model = "scripted-model", baseUrl = server.url) =>
     return { client, ...opened, turn, workspace: path.join(core.home, "workspaces", opened.sessionId) }
   })
 
+/** Every file of the home but secrets.json (where the key belongs), with its text. */
+const homeFiles = async (home: string) => {
+  const names = await readdir(home, { recursive: true, withFileTypes: true })
+  const files = names.filter((entry) => entry.isFile() && entry.name !== "secrets.json")
+  return Promise.all(
+    files.map(async (entry) => {
+      const file = path.join(entry.parentPath, entry.name)
+      return { file: path.relative(home, file), text: await readFile(file, "utf8").catch(() => "") }
+    })
+  )
+}
+
 describe("ollama through pedelec-agent and a real Core", () => {
+  it.live(
+    "an API key the server echoes back in its errors reaches neither the page, the session log nor Core's log",
+    () =>
+      Effect.gen(function* () {
+        const key = "sk-pedelec-echoed-0123456789"
+        const client = yield* hostClient(core.info)
+        yield* configure(server.url, key)
+        const { events, sessionId } = yield* openSession(client, { provider: "ollama", model: "scripted-model" })
+        const turn = (text: string) =>
+          runTurnAnswering(client, events, sessionId, text, () => ({ ok: true, result: "page" }))
+        const refused = yield* turn("ECHO_AUTH[401]END")
+        assert.strictEqual(refused.error?.code, "OLLAMA_AUTH_FAILED")
+        const broken = yield* turn("ECHO_AUTH[500]END")
+        assert.strictEqual(broken.error?.code, "PROVIDER_FAILED")
+        // The server's words still arrive, with the key taken out.
+        assert.include(JSON.stringify(refused.error), "invalid API key: Bearer (hidden)")
+        assert.include(JSON.stringify(broken.error), "upstream said: Bearer (hidden)")
+        assert.notInclude(JSON.stringify(events.seen), key, "no event the page received carries the key")
+        yield* client["session.end"]({ origin: ORIGIN, sessionId })
+        const leaks = (yield* Effect.promise(() => homeFiles(core.home))).filter(({ text }) => text.includes(key))
+        assert.deepStrictEqual(
+          leaks.map(({ file }) => file),
+          [],
+          "no file of the home but secrets.json holds the key"
+        )
+        assert.notInclude(core.stderr(), key, "Core's log")
+        yield* configure(server.url)
+      }).pipe(Effect.scoped)
+  )
+
   it.live("writes and reads the session's workspace, and refuses a path out of it", () =>
     Effect.gen(function* () {
       const { turn, workspace } = yield* ollamaSession()

@@ -18,6 +18,7 @@ import { NodeShim } from "./NodeShim.ts"
 import { OllamaProbe } from "./OllamaProbe.ts"
 import { ProviderChoice } from "./ProviderChoice.ts"
 import { Providers } from "./Providers.ts"
+import { SecretScrubber } from "./SecretScrubber.ts"
 import { SessionEvents } from "./SessionEvents.ts"
 import { SessionStore } from "./SessionStore.ts"
 import { Sessions } from "./Sessions.ts"
@@ -34,6 +35,7 @@ export const sessionMachinery = <E, R>(providers: Layer.Layer<Providers, E, R>) 
     Layer.provideMerge(ProviderChoice.layer),
     Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer)),
     Layer.provideMerge(SessionEvents.layer),
+    Layer.provideMerge(SecretScrubber.logger.pipe(Layer.provideMerge(SecretScrubber.layer))),
     Layer.provideMerge(providers),
     Layer.provideMerge(Stores)
   )

@@ -19,6 +19,7 @@ import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { EventLog } from "./EventLog.ts"
+import { SecretScrubber } from "./SecretScrubber.ts"
 
 /** An event as its producer describes it; SessionEvents stamps `sessionId`, `seq` and `at`. */
 export type EventBody = SessionEvent extends infer E
@@ -45,6 +46,8 @@ export type Notice =
 /** What every step works with: the durable log, the channel of each open session, and the all-sessions stream. */
 interface Channels {
   readonly log: EventLog["Service"]
+  /** Takes secrets out of every event before it is numbered: the log and every subscriber see the same text. */
+  readonly scrub: <A>(value: A) => Effect.Effect<A>
   readonly bySession: Map<SessionId, Channel>
   readonly all: PubSub.PubSub<Notice>
 }
@@ -73,7 +76,7 @@ const publish = Effect.fn("SessionEvents.publish")(function* (
   return yield* channel.lock.withPermits(1)(
     Effect.gen(function* () {
       const at = yield* Clock.currentTimeMillis
-      const event = { ...body, sessionId, seq: channel.seq + 1, at } as SessionEvent
+      const event = { ...(yield* channels.scrub(body)), sessionId, seq: channel.seq + 1, at } as SessionEvent
       const logged = yield* Effect.result(channels.log.append(event))
       // Delivered even when the disk refused it: live subscribers must still hear how a turn ended (a later replay
       // from the log finds the hole and says EVENT_REPLAY_GAP). The caller learns of the failure all the same.
@@ -186,7 +189,14 @@ export class SessionEvents extends Context.Service<
   static readonly layer = Layer.effect(
     SessionEvents,
     Effect.gen(function* () {
-      const channels: Channels = { log: yield* EventLog, bySession: new Map(), all: yield* PubSub.unbounded<Notice>() }
+      // Optional for the unit tests that build this layer alone; CoreLayer always provides it.
+      const scrubber = yield* Effect.serviceOption(SecretScrubber)
+      const channels: Channels = {
+        log: yield* EventLog,
+        scrub: scrubber._tag === "Some" ? scrubber.value.scrub : Effect.succeed,
+        bySession: new Map(),
+        all: yield* PubSub.unbounded<Notice>()
+      }
       return SessionEvents.of({
         open: (sessionId, lastSeq) => open(channels, sessionId, lastSeq),
         publish: (sessionId, body) => publish(channels, sessionId, body),

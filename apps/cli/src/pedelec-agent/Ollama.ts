@@ -75,12 +75,23 @@ const parseJson = (text: string): unknown => {
   }
 }
 
+/**
+ * The server's own words with our key taken out: a server may quote back the header it refused, and this text
+ * becomes the turn's error. Core scrubs every event again (libs/core SecretScrubber, the key's length rule too);
+ * this keeps the key out of what this process prints at all.
+ */
+const upstream = (connection: Connection, text: string) =>
+  connection.apiKey.length >= 8 ? text.replaceAll(connection.apiKey, "(hidden)") : text
+
 const invalid = (connection: Connection, reason: string) =>
-  new AgentFailure("OLLAMA_RESPONSE_INVALID", { baseUrl: connection.baseUrl }, reason)
+  new AgentFailure("OLLAMA_RESPONSE_INVALID", { baseUrl: connection.baseUrl }, upstream(connection, reason))
 
 /** An HTTP refusal in Ollama's words (`{"error": "…"}`), mapped to the code a user can act on. */
 const refusal = (connection: Connection, model: string, status: number, body: string): AgentFailure => {
-  const said = Option.getOrUndefined(decodeStreamError(parseJson(body)))?.error ?? body.slice(0, 500)
+  const said = upstream(
+    connection,
+    Option.getOrUndefined(decodeStreamError(parseJson(body)))?.error ?? body.slice(0, 500)
+  )
   if (status === 401 || status === 403) return new AgentFailure("OLLAMA_AUTH_FAILED", { status }, said)
   if (status === 429) return new AgentFailure("OLLAMA_RATE_LIMITED", { status }, said)
   if (status === 404 && /model/i.test(said)) return new AgentFailure("OLLAMA_MODEL_NOT_FOUND", { model }, said)
@@ -122,7 +133,7 @@ const silenceWatch = (connection: Connection) => {
         )
       if (cause instanceof AgentFailure) return cause
       const reason = cause instanceof Error ? String(cause.cause ?? cause.message) : String(cause)
-      return new AgentFailure("OLLAMA_UNAVAILABLE", { baseUrl: connection.baseUrl }, reason)
+      return new AgentFailure("OLLAMA_UNAVAILABLE", { baseUrl: connection.baseUrl }, upstream(connection, reason))
     }
   }
 }
@@ -192,7 +203,11 @@ export const chat = async (
         const json = parseJson(line)
         const streamError = decodeStreamError(json)
         if (Option.isSome(streamError))
-          throw new AgentFailure("PROVIDER_FAILED", { provider: "ollama" }, `Ollama: ${streamError.value.error}`)
+          throw new AgentFailure(
+            "PROVIDER_FAILED",
+            { provider: "ollama" },
+            `Ollama: ${upstream(connection, streamError.value.error)}`
+          )
         const chunk = decodeChunk(json)
         if (Option.isNone(chunk)) throw invalid(connection, `an unreadable line: ${line.slice(0, 200)}`)
         const text = chunk.value.message?.content ?? ""

@@ -68,9 +68,12 @@ export const geminiError = (status: number) => ({
 })
 
 /** Ollama's `{error: string}`; a 404 names the model as Ollama does ("model … not found, try pulling it first"). */
-export const ollamaError = (status: number, model: string) => ({
+/** `echo` (ECHO_AUTH): the refused header, quoted as a careless server does ("invalid API key: Bearer …"). */
+export const ollamaError = (status: number, model: string, echo?: string) => ({
   error:
     status === 404
       ? `model "${model}" not found, try pulling it first: ${failureMessage(status)}`
-      : failureMessage(status)
+      : echo === undefined
+        ? failureMessage(status)
+        : `${failureMessage(status)}: ${status === 401 ? "invalid API key" : "upstream said"}: ${echo}`
 })

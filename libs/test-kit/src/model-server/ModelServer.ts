@@ -74,8 +74,10 @@ const MODEL_CALLS: Partial<Record<Route, Protocol>> = {
 }
 
 const respond = (protocol: Protocol, res: ServerResponse, request: ModelRequest, answer: Answer): void => {
-  if (answer._tag === "Fail") sendJson(res, answer.status, protocol.errorBody(answer.status, request.body))
-  else if (answer._tag === "Garbage") sendGarbage(res, request.streaming ? protocol.framing : "json")
+  if (answer._tag === "Fail") {
+    const echo = answer.echoAuth ? (request.authorization ?? "") : undefined
+    sendJson(res, answer.status, protocol.errorBody(answer.status, request.body, echo))
+  } else if (answer._tag === "Garbage") sendGarbage(res, request.streaming ? protocol.framing : "json")
   else protocol.reply(res, request, answer)
 }
 
@@ -106,7 +108,12 @@ const handle = async (log: RequestLog, models: ReadonlyArray<string>, req: Incom
   await log.add({ time: new Date().toISOString(), method, url, route, headers, body, conversation, answer })
 
   if (protocol && answer)
-    return respond(protocol, res, { body: fields, path, streaming: protocol.streams(fields, path) }, answer)
+    return respond(
+      protocol,
+      res,
+      { body: fields, path, streaming: protocol.streams(fields, path), authorization: req.headers.authorization },
+      answer
+    )
   switch (route) {
     case "anthropic-preflight":
       return answerPreflight(res)

@@ -57,7 +57,7 @@ export const OllamaChat: Protocol = {
   // Ollama streams unless told not to.
   streams: (body) => body.stream !== false,
   framing: "ndjson",
-  errorBody: (status, body) => ollamaError(status, asString(body.model)),
+  errorBody: (status, body, echo) => ollamaError(status, asString(body.model), echo),
   reply
 }
 

@@ -11,6 +11,8 @@
  *  3. The request offers no tools (a side call, e.g. claude's or opencode's title generation): DEFAULT_TEXT.
  *  4. The last user text carries a directive, looked for in this order:
  *       FAIL_HTTP[<status>]END       a provider-shaped error response with that HTTP status (400–599)
+ *       ECHO_AUTH[<status>]END       the same, its message quoting the request's Authorization header back, as a
+ *                                    server that leaks the key it refused does (what Core must scrub)
  *       GARBAGE                      a malformed stream (or body): status 200, then bytes that are not the protocol
  *       TOOL[<name>]ARGS[<json>]END  a call to the offered tool <name> with these arguments
  *       RUN[<command>]END            a call to the offered shell tool (exec_command, shell_command, shell, Bash, bash,
@@ -58,14 +60,14 @@ export interface Conversation {
 export type Answer =
   | { readonly _tag: "Text"; readonly text: string }
   | { readonly _tag: "ToolCall"; readonly name: string; readonly args: unknown }
-  | { readonly _tag: "Fail"; readonly status: number }
+  | { readonly _tag: "Fail"; readonly status: number; readonly echoAuth?: true }
   | { readonly _tag: "Garbage" }
 
 /** The answers a protocol writes as a model reply; failures and garbage are written the same way for all. */
 export type Reply = Extract<Answer, { readonly _tag: "Text" | "ToolCall" }>
 
 export type Directive =
-  | { readonly _tag: "FailHttp"; readonly status: number }
+  | { readonly _tag: "FailHttp"; readonly status: number; readonly echoAuth?: true }
   | { readonly _tag: "Garbage" }
   | { readonly _tag: "Tool"; readonly name: string; readonly args: string }
   | { readonly _tag: "Run"; readonly command: string }
@@ -82,6 +84,8 @@ export const message = (
 export const parseDirective = (text: string): Directive | undefined => {
   const fail = /FAIL_HTTP\[(\d+)\]END/.exec(text)
   if (fail) return { _tag: "FailHttp", status: Number(fail[1]) }
+  const echo = /ECHO_AUTH\[(\d+)\]END/.exec(text)
+  if (echo) return { _tag: "FailHttp", status: Number(echo[1]), echoAuth: true }
   if (/\bGARBAGE\b/.test(text)) return { _tag: "Garbage" }
   const tool = /TOOL\[([\s\S]*?)\]ARGS\[([\s\S]*?)\]END/.exec(text)
   if (tool) return { _tag: "Tool", name: tool[1]!, args: tool[2]! }
@@ -187,7 +191,7 @@ const carryOut = (directive: Directive, tools: ReadonlyArray<OfferedTool>, earli
   switch (directive._tag) {
     case "FailHttp":
       return directive.status >= 400 && directive.status <= 599
-        ? { _tag: "Fail", status: directive.status }
+        ? { _tag: "Fail", status: directive.status, ...(directive.echoAuth ? { echoAuth: true } : {}) }
         : text(`FAIL_HTTP: ${directive.status} is not an HTTP error status (400–599)`)
     case "Garbage":
       return { _tag: "Garbage" }

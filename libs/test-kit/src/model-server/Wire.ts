@@ -86,8 +86,8 @@ export interface Protocol {
   /** Whether the request asked for a stream; otherwise the reply is one JSON body. */
   readonly streams: (body: JsonObject, path: string) => boolean
   readonly framing: "sse" | "ndjson"
-  /** The provider's error body for FAIL_HTTP[<status>]END. */
-  readonly errorBody: (status: number, body: JsonObject) => unknown
+  /** The provider's error body for FAIL_HTTP[<status>]END; `echo` (ECHO_AUTH) is quoted in its message. */
+  readonly errorBody: (status: number, body: JsonObject, echo?: string) => unknown
   readonly reply: (res: ServerResponse, request: ModelRequest, reply: Reply) => void
 }
 
@@ -96,4 +96,6 @@ export interface ModelRequest {
   /** The URL path without the query. */
   readonly path: string
   readonly streaming: boolean
+  /** The Authorization header as sent, for ECHO_AUTH. */
+  readonly authorization?: string | undefined
 }
