@@ -3,10 +3,16 @@
 // pedelec-cli makes it). The call fails TOOL_ARGS_INVALID naming the limit, and meanwhile Core answers another
 // client at once: validation runs in a worker, not on the loop that serves everyone. Before, the slow-regex call
 // held Core's loop for ~9 s (every other client waited that long) and the bomb could take Core out of memory.
+// Also Core as the authority on argsSchema: a keyword it does not support is refused with its pointer, the SDK's
+// code and pointer, where it used to be stripped silently (a typed client strips it too, so this one is raw NDJSON).
 import { assert, describe, it } from "@effect/vitest"
+import { decodeArgsSchema } from "@pedelec/contracts/ArgsSchema"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
+import { failureOfExit, rawConnect } from "@pedelec/test-kit/faults/RawIpc"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import { agentClient, coreForFile, failureOf, hostClient, ORIGIN, sessionWithAgent } from "./harness.ts"
 
@@ -84,5 +90,32 @@ describe("hostile tool arguments against a real Core", () => {
         assert.isBelow(answeredMs, 200)
       }),
     60_000
+  )
+
+  it.live.each([
+    ["format", { type: "object", properties: { when: { type: "string", format: "date-time" } } }],
+    ["an unknown keyword", { type: "object", properties: { n: { type: "integer", multipleOf: 2 } } }]
+  ])("session.create with %s in an argsSchema is TOOLS_MANIFEST_INVALID with the SDK's pointer", ([, argsSchema]) =>
+    Effect.promise(async () => {
+      const sdk = decodeArgsSchema(argsSchema)
+      assert.isTrue(Result.isFailure(sdk))
+      const pointer = `/skills/tools/0/argsSchema${Result.isFailure(sdk) ? sdk.failure.pointer : ""}`
+      const raw = await rawConnect(core.info.socketPath, core.info.launchSecret)
+      try {
+        raw.request("1", "core.hello", { protocolVersion: PROTOCOL_VERSION, component: "native-host", version: "test" })
+        await raw.answer("1")
+        const tool = { name: "t", description: "A tool.", argsSchema }
+        const input = { provider: "scripted", skills: { guidance: "", tools: [tool] } }
+        raw.request("2", "session.create", { origin: ORIGIN, input })
+        const answer = await raw.answer("2")
+        const failure = answer?._tag === "Exit" ? failureOfExit(answer.exit) : undefined
+        const error =
+          failure?._tag === "Fail" ? (failure.error as { code?: string; details?: { pointer?: string } }) : {}
+        assert.strictEqual(error.code, "TOOLS_MANIFEST_INVALID")
+        assert.strictEqual(error.details?.pointer, pointer)
+      } finally {
+        raw.close()
+      }
+    })
   )
 })

@@ -9,7 +9,7 @@
 import path from "node:path"
 import { NodeSocketServer } from "@effect/platform-node"
 import { AgentRpcs } from "@pedelec/contracts/node/AgentLink"
-import { type CoreRuntimeInfo, HelloRpcs, HostRpcs } from "@pedelec/contracts/node/CoreLink"
+import { type CoreRuntimeInfo, HelloRpcs } from "@pedelec/contracts/node/CoreLink"
 import { DesktopRpcs } from "@pedelec/contracts/node/DesktopRole"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
@@ -26,11 +26,12 @@ import { CorePaths } from "./CorePaths.ts"
 import { makeHelloGate } from "./CoreServer/HelloGate.ts"
 import { AgentHandlers } from "./FromAgent.ts"
 import { DesktopHandlers } from "./FromDesktop.ts"
-import { HostHandlers } from "./FromHost.ts"
+import { CoreHostRpcs, HostHandlers } from "./FromHost.ts"
 import { mintLaunchSecret } from "./Mint.ts"
 import { writeFileAtomic } from "./SettingsStore.ts"
 
-export const CoreRpcs = HelloRpcs.merge(HostRpcs, DesktopRpcs, AgentRpcs)
+// Core decodes session.create's input itself (FromHost): effect/rpc would strip unknown argsSchema keywords.
+export const CoreRpcs = HelloRpcs.merge(CoreHostRpcs, DesktopRpcs, AgentRpcs)
 
 const HelloHandlers = HelloRpcs.toLayer(
   Effect.gen(function* () {
