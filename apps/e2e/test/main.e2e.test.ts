@@ -1,6 +1,7 @@
 // The main scenario on both origin kinds (plain http on 127.0.0.1 and a real https origin), then the turn-level
 // cases on the http page: busy, cancel, handler errors, sizes beyond the 1 MiB native frame, a service-worker
-// restart in the middle of a turn, and a second tab observing the same session. One Chromium for the whole file.
+// restart in the middle of a turn, a second tab observing the same session, and one taking its tools over. One
+// Chromium for the whole file.
 import { readFile } from "node:fs/promises"
 import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
@@ -356,6 +357,57 @@ describe("turns on the http page", () => {
       { exit: 0, output: { ok: true, result: { echoed: "seen by both" } } }
     ])
     await observer.close()
+  })
+
+  test("a second tab that resumes with claimTools takes the tools over: the first tab's running handler is aborted, only the new claimant runs the call", async () => {
+    // The first tab holds the call: its handler waits until its signal aborts, and says why.
+    await page.evaluate((sessionId) => {
+      const session = window.e2e.session(sessionId)
+      const seen: Array<string> = []
+      ;(window as unknown as { firstTab: Array<string> }).firstTab = seen
+      session.onTool("wait", (_args, ctx) => {
+        seen.push("ran")
+        return new Promise((resolve) => {
+          ctx.signal.addEventListener("abort", () => {
+            seen.push(`aborted: ${String((ctx.signal.reason as { code?: string })?.code)}`)
+            resolve({ aborted: true })
+          })
+        })
+      })
+    }, sessionId)
+    const text = script("call wait {}", "say the new tab answered")
+    await page.evaluate(({ sessionId, text }) => window.e2e.startTurn(sessionId, text), { sessionId, text })
+    await waitUntil(
+      "the first tab's handler to run",
+      () => page.evaluate(() => (window as unknown as { firstTab: Array<string> }).firstTab.length),
+      (n) => n === 1
+    )
+    const claimant = await chain().openPage(chain().origins.http)
+    await claimant.evaluate(
+      async ({ extensionId, sessionId }) => {
+        const runs: Array<string> = []
+        ;(window as unknown as { runs: Array<string> }).runs = runs
+        const session = await window.e2e.client(extensionId).resumeSession(sessionId, { claimTools: true })
+        window.e2e.keep(session)
+        session.onTool("wait", (_args, ctx) => {
+          runs.push(ctx.toolCallId)
+          return { answeredBy: "the new tab" }
+        })
+      },
+      { extensionId: chain().extensionId, sessionId }
+    )
+    const outcome = await page.evaluate((sessionId) => window.e2e.turn(sessionId), sessionId)
+    expect(outcome).toMatchObject({ result: { reason: "completed" } })
+    const first = await page.evaluate(() => (window as unknown as { firstTab: Array<string> }).firstTab)
+    expect(first[0]).toBe("ran")
+    expect(first[1]).toMatch(/^aborted/)
+    const runs = await claimant.evaluate(() => (window as unknown as { runs: Array<string> }).runs)
+    expect(runs).toHaveLength(1)
+    const chats = await chatsOf(page, sessionId, (outcome as { result: { turnId: string } }).result.turnId)
+    expect(cliLines(chats, "wait")).toMatchObject([
+      { exit: 0, output: { ok: true, result: { answeredBy: "the new tab" } } }
+    ])
+    await claimant.close()
   })
 })
 
