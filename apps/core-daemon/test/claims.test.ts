@@ -98,4 +98,42 @@ describe("a pending call and the page that claims the tools", () => {
       assert.lengthOf(results, 1, "one result for the call, whoever was offered it")
     }).pipe(Effect.scoped)
   )
+
+  it.live(
+    "a claim moves to the newest claimant: the call is offered to it, and the old claimant's answer is refused",
+    () =>
+      Effect.gen(function* () {
+        const [firstPage, secondPage] = [yield* hostClient(core.info), yield* hostClient(core.info)]
+        const tools = { skills: { guidance: "", tools: [lookup] } }
+        const { sessionId } = yield* Effect.scoped(openSession(firstPage, tools, { claimTools: false }))
+        const subscribe = (client: typeof firstPage, claimant: string) =>
+          collectEvents(
+            client["session.subscribe"]({ origin: ORIGIN, sessionId, afterSeq: 0, claimTools: true, claimant })
+          )
+        const first = yield* subscribe(firstPage, "a".repeat(32))
+        const { turnId } = yield* firstPage["session.send_text"]({
+          origin: ORIGIN,
+          sessionId,
+          text: script('call lookup {"word":"pedal"}')
+        })
+        const call = yield* first.next(isType("tool_call"))
+        assert.strictEqual(call.claimant, "a".repeat(32))
+        // A second page (its own connection) claims while the call is pending: it is offered the call, by name.
+        const second = yield* subscribe(secondPage, "b".repeat(32))
+        const offered = yield* second.next(
+          (event): event is ToolCall => isType("tool_call")(event) && event.claimant === "b".repeat(32)
+        )
+        assert.strictEqual(offered.toolCallId, call.toolCallId)
+        const answer = { origin: ORIGIN, sessionId, toolCallId: call.toolCallId }
+        const stale = yield* Effect.flip(
+          firstPage["tool.submit_result"]({ ...answer, outcome: { ok: true, result: "x" } })
+        )
+        assert.strictEqual((stale as { code?: string }).code, "TOOL_NOT_CLAIMED")
+        const accepted = yield* secondPage["tool.submit_result"]({ ...answer, outcome: { ok: true, result: "a part" } })
+        assert.isTrue(accepted.accepted)
+        const completed = yield* second.next(completionOf(turnId))
+        assert.strictEqual(completed.reason, "completed")
+        assert.deepStrictEqual(cliLineOf(second, turnId, "lookup").output.result, "a part")
+      }).pipe(Effect.scoped)
+  )
 })
