@@ -8,10 +8,12 @@
  * reason and, for a budget, `details.limit`. What the schema allows is contracts' (ArgsValidator, its Budget);
  * routing calls is ToolRouter's.
  *
- * Measured (2 shared cores, load ~17): a worker round trip for a small call is 0.04 ms at p50, 0.6 ms at p99, so
- * ordinary calls are not noticeably slower. Calls with a simple schema (no `pattern`, no `oneOf`) and at most
- * FAST_PATH_BYTES of arguments are still checked on the loop, at a bounded cost (linear in those bytes, ≤ ~4 ms
- * measured at 1 KiB under that load): an in-process caller on TestClock then sees the call queued at once.
+ * Measured on 2 shared cores: a warm worker's round trip for a small call is 0.12–0.14 ms at p50 and 1–5 ms at p99
+ * (load ~23; an echo worker: 0.04 / 0.6 ms), so ordinary calls are not noticeably slower; a worker takes 250–400 ms
+ * to start, hence both start at the first check that needs one and stay. Calls with a simple schema (no `pattern`,
+ * no `oneOf`) and at most FAST_PATH_BYTES of arguments (by checkArgsShape's estimate) are still checked on the loop,
+ * at a bounded cost (linear in those bytes: 0.5 ms p50, 9 ms p99 with GC, measured at the cap): an in-process caller
+ * on TestClock then sees the call queued at once, and a worker's p99 is no better.
  */
 import { Worker } from "node:worker_threads"
 import type { ArgsIssue } from "@pedelec/contracts/node/ArgsValidator"
