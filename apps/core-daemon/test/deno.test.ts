@@ -2,7 +2,7 @@
 // session's thread id and capability, read from the live agent's environment), gets the session's workspace from
 // Core (`deno.prepare`), never from its cwd. A script reads and writes that workspace; every capability it must not
 // have fails with a clear error; a static import from outside is refused before it runs; Core's timeout stops a
-// script that runs forever; another session's or a forged capability, a missing runtime and a bad path are refused
+// script that runs forever and pedelec-deno's thread cap a Worker fork bomb; another session's or a forged capability, a missing runtime and a bad path are refused
 // with one JSON line.
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -208,6 +208,24 @@ describe("pedelec-deno through a real Core", () => {
       assert.strictEqual(error.code, "SCRIPT_IMPORT_DENIED")
       assert.strictEqual(error.details?.specifier, "file:///etc/hostname")
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "a Worker fork bomb is stopped at pedelec-deno's thread cap: SCRIPT_RESOURCE_LIMIT, within Core's timeout",
+    () =>
+      Effect.gen(function* () {
+        const client = yield* hostClient(core.info)
+        const a = yield* agentSession(client)
+        const spawnTwo =
+          'const spawn = () => new Worker(new URL("./bomb-worker.ts", import.meta.url), { type: "module" })\nspawn()\nspawn()\n'
+        yield* a.file("bomb-worker.ts", spawnTwo)
+        yield* a.file("bomb.ts", 'import "./bomb-worker.ts"\nawait new Promise(() => {})\n')
+        const ran = yield* runDeno(["run", "bomb.ts"], as(a))
+        // Without the cap it ran to the timeout (SCRIPT_TIMEOUT), at hundreds of threads.
+        const { error } = failureOf(ran)
+        assert.strictEqual(error.code, "SCRIPT_RESOURCE_LIMIT")
+        assert.strictEqual((error.details as { limit?: string } | undefined)?.limit, "threads")
+      }).pipe(Effect.scoped)
   )
 
   it.live("a script that runs forever is stopped at Core's timeout: SCRIPT_TIMEOUT, exit 124", () =>

@@ -18,9 +18,10 @@ import { denoUnavailable, Refused, refuse } from "./Failure.ts"
 import type { Launch } from "./Processes.ts"
 import { launchDeno, outwardLinks, type Wall } from "./Sandbox.ts"
 import { graph, importDenied, LIMITS, NO_OUTSIDE_CODE } from "./Script/Graph.ts"
+import { heapFlag, type ResourceCaps } from "./Watchdog.ts"
 
-/** Core's word on a run: the workspace (a real path), the deadline and the output cap. */
-export interface Policy {
+/** Core's word on a run (the workspace, a real path; the deadline; the output cap) and pedelec-deno's own caps. */
+export interface Policy extends ResourceCaps {
   readonly workspace: string
   readonly timeoutMs: number
   readonly outputBytes: number
@@ -184,10 +185,12 @@ const runArgs = (
   copy: string,
   entry: string,
   denied: ReadonlyArray<string>,
-  args: ReadonlyArray<string>
+  args: ReadonlyArray<string>,
+  caps: ResourceCaps
 ) => [
   "run",
   "--no-prompt",
+  heapFlag(caps),
   ...NO_OUTSIDE_CODE,
   "--deny-import",
   "--deny-net",
@@ -242,11 +245,16 @@ export const prepare = async (request: ScriptRequest, hooks: PrepareHooks = {}):
     )
     await hooks.afterCopy?.()
     const denied = deniedLinks(wall, root, request.script)
-    const run = launchDeno(wall, request.deno, runArgs(root, copy, path.join(copy, script), denied, request.args), {
-      env,
-      cwd: root,
-      mounts: { rw: [...rw, root], ro: [copy] }
-    })
+    const run = launchDeno(
+      wall,
+      request.deno,
+      runArgs(root, copy, path.join(copy, script), denied, request.args, request.policy),
+      {
+        env,
+        cwd: root,
+        mounts: { rw: [...rw, root], ro: [copy] }
+      }
+    )
     return { dir, wall, run, policy: { ...request.policy, workspace: root }, modules: copied.size }
   } catch (error) {
     await removeDir(dir)

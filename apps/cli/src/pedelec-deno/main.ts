@@ -19,6 +19,7 @@ import { execute } from "./Run.ts"
 import { denoBinary } from "./Runtime.ts"
 import { findWall } from "./Sandbox.ts"
 import { dispose, type Prepared, prepare, privateDirs } from "./Script.ts"
+import { RESOURCE_CAPS } from "./Watchdog.ts"
 
 const isFailure = (u: unknown): u is Failure => typeof u === "object" && u !== null && "error" in u && "exit" in u
 
@@ -96,7 +97,7 @@ const main = async (): Promise<never> => {
     prepared = await prepare({
       deno,
       wall,
-      policy,
+      policy: { ...policy, ...RESOURCE_CAPS },
       script: parsed.script,
       args: parsed.args
     })

@@ -13,6 +13,7 @@ import { execute } from "../../src/pedelec-deno/Run.ts"
 import { denoBinary } from "../../src/pedelec-deno/Runtime.ts"
 import { findWall, type Wall } from "../../src/pedelec-deno/Sandbox.ts"
 import { dispose, type Policy, type Prepared, type PrepareHooks, prepare } from "../../src/pedelec-deno/Script.ts"
+import { RESOURCE_CAPS } from "../../src/pedelec-deno/Watchdog.ts"
 
 export const SECRET = "the secret outside the workspace"
 
@@ -100,7 +101,13 @@ export const runScript = async (at: Place, script: string, options: RunOptions):
       {
         deno: await deno(),
         wall: options.wall,
-        policy: { workspace: at.workspace, timeoutMs: 20_000, outputBytes: 1024 * 1024, ...options.policy },
+        policy: {
+          workspace: at.workspace,
+          timeoutMs: 20_000,
+          outputBytes: 1024 * 1024,
+          ...RESOURCE_CAPS,
+          ...options.policy
+        },
         script,
         args: options.args ?? []
       },
