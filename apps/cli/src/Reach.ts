@@ -20,8 +20,12 @@ export const SESSION_CAP_HEADER = AUTH_HEADERS.sessionCap
 /** Where the running Core announces itself, for this process's PEDELEC_HOME. */
 export const runtimeFile = (): string => resolveCorePaths().runtimeFile
 
-/** How long Core may take to answer the hello before the CLI calls it unresponsive. */
-export const HELLO_TIMEOUT_MS = 10_000
+/**
+ * How long Core may take to answer the hello before the CLI calls it unresponsive. The connection was accepted, so
+ * Core is alive: 50 sessions' agents on 2 cores starve it for seconds (8 of 1,000 calls missed a 10 s hello), and a
+ * busy Core must slow callers down, never refuse them; the agent's own command timeout still bounds the wait.
+ */
+export const HELLO_TIMEOUT_MS = 30_000
 export const OPEN_TIMEOUT_MS = 5_000
 
 /** A refusal as the line and exit code; ToCore wraps it in a CliFailure. */

@@ -399,7 +399,7 @@ describe("Sessions in-process", () => {
         assert.strictEqual(codeOf(yield* answer(1)), "TOOL_NOT_CLAIMED")
         assert.strictEqual(codeOf(yield* answer(3)), "TOOL_NOT_CLAIMED")
         assert.deepStrictEqual(yield* answer(2), Exit.succeed(true))
-        assert.include(JSON.stringify((yield* Fiber.join(call)).result), '"connection":2')
+        assert.include(JSON.stringify(yield* Fiber.join(call)), '"connection":2')
         // The newest claimant leaves: the claim goes back to the tab still there.
         yield* Fiber.interrupt(second)
         const next = yield* agentCalls(sessionId, { text: "b" })

@@ -189,9 +189,10 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
     return Queue.offer(shared.disconnects, id)
   })
   const late = protocolError(`no successful ${HELLO} within ${shared.helloTimeoutMs} ms`)
+  // A hello that arrived and is being answered is a legitimate client on a busy Core: never cut it off.
   yield* Effect.forkScoped(
     Effect.andThen(Effect.sleep(shared.helloTimeoutMs), () =>
-      gate.greeted ? Effect.void : closeWith(client, defect(late))
+      gate.greeted || gate.hellos.size > 0 ? Effect.void : closeWith(client, defect(late))
     )
   )
   const read = onData(shared, id, client, parser)
