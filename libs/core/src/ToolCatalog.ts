@@ -26,7 +26,7 @@ export const compileTools = (skills: Skills | undefined): Result.Result<Readonly
   for (const [index, manifest] of (skills?.tools ?? []).entries()) {
     const validator = makeArgsValidator(manifest.argsSchema)
     if (Result.isFailure(validator)) {
-      const pointer = `/tools/${index}/argsSchema${validator.failure.pointer}`
+      const pointer = `/skills/tools/${index}/argsSchema${validator.failure.pointer}`
       return Result.fail(
         PedelecError.fromCode("TOOLS_MANIFEST_INVALID", "core", {
           details: { pointer, reason: validator.failure.reason }
