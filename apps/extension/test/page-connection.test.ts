@@ -76,6 +76,13 @@ const lastHostRequest = (native: FakeWorkerPort, method: string) =>
     return [...hostRequests(native)].reverse().find((r) => r.method === method)!
   })
 const approve = (origin: Origin) => Grants.use((grants) => grants.approve(origin))
+/** The `count`th `session.resume` this native port carried. */
+const waitUntilResume = (native: FakeWorkerPort, count: number) =>
+  Effect.gen(function* () {
+    const resumes = () => hostRequests(native).filter((r) => r.method === "session.resume")
+    yield* waitUntil(() => resumes().length >= count, `resume #${count}`)
+    return resumes()[count - 1]!
+  })
 
 describe("a page port", () => {
   it.effect("answers hello, queued before the worker was ready, with the extension's version", () =>
@@ -216,6 +223,17 @@ describe("a page port", () => {
         assert.isFalse(watching.params.claimTools)
         assert.isTrue(owning.params.claimTools)
         assert.strictEqual(fake.popups.length, 0, "an approved origin is not asked again")
+        // The owner lost the claim to another tab and resumes without claiming: this port claims no more.
+        owner.emit(request("o2", "session.resume", { sessionId: SESSION, claimTools: false }))
+        const again = yield* waitUntilResume(fake.nativePorts[1]!, 2)
+        fake.nativePorts[1]!.emit({ kind: "response", id: again.id, ok: true, result: sessionInfo(SESSION, A) })
+        yield* responseTo(owner, "o2")
+        owner.emit(request("o2-sub", "session.subscribe", { sessionId: SESSION, afterSeq: 4 }))
+        yield* waitUntil(
+          () => hostRequests(fake.nativePorts[1]!).filter((r) => r.method === "session.subscribe").length === 2,
+          "the second subscribe"
+        )
+        assert.isFalse((yield* lastHostRequest(fake.nativePorts[1]!, "session.subscribe")).params.claimTools)
       })
     )
   )

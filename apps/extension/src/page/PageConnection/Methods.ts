@@ -91,7 +91,9 @@ const resumeSession = Effect.fnUntraced(function* (context: PageMethodsContext, 
     yield* approvals.ask({ origin, method: "session.resume", askOrigin: true, sessionId })
   }
   const session = yield* forward(forwarding, "session.resume", params)
+  // A tab resuming without claiming (it lost the claim to another tab, say) must not claim again by this port.
   if (claimTools) claims.add(sessionId)
+  else claims.delete(sessionId)
   return session
 })
 
