@@ -2,11 +2,12 @@
 // session's thread id and capability, read from the live agent's environment), gets the session's workspace from
 // Core (`deno.prepare`), never from its cwd. A script reads and writes that workspace; every capability it must not
 // have fails with a clear error; a static import from outside is refused before it runs; Core's timeout stops a
-// script that runs forever and pedelec-deno's thread cap a Worker fork bomb; another session's or a forged capability, a missing runtime and a bad path are refused
-// with one JSON line.
+// script that runs forever and pedelec-deno's thread cap a Worker fork bomb; a re-run of an unchanged script reuses
+// the graph cached in Core's home, a changed import is checked again; another session's or a forged capability, a
+// missing runtime and a bad path are refused with one JSON line.
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
-import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises"
+import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import path from "node:path"
@@ -208,6 +209,42 @@ describe("pedelec-deno through a real Core", () => {
       assert.strictEqual(error.code, "SCRIPT_IMPORT_DENIED")
       assert.strictEqual(error.details?.specifier, "file:///etc/hostname")
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "a second run of an unchanged script reuses the graph checked in Core's home; a changed import is checked",
+    () =>
+      Effect.gen(function* () {
+        const client = yield* hostClient(core.info)
+        const a = yield* agentSession(client)
+        yield* a.file("lib/value.ts", 'export const value = "first"\n')
+        yield* a.file("cached.ts", 'import { value } from "./lib/value.ts"\nconsole.log(value)\n')
+        const graphs = path.join(core.home, "cache", "deno-graphs")
+        const entriesNow = () =>
+          Effect.promise(async () => {
+            const names = (await readdir(graphs)).filter((name) => name.endsWith(".json"))
+            return new Map(
+              await Promise.all(names.map(async (name) => [name, (await stat(path.join(graphs, name))).ino] as const))
+            )
+          })
+        const before = yield* entriesNow()
+        assert.deepStrictEqual(yield* runDeno(["run", "cached.ts"], as(a)), { code: 0, stdout: "first\n", stderr: "" })
+        const checked = yield* entriesNow()
+        const added = [...checked.keys()].filter((name) => !before.has(name))
+        assert.strictEqual(added.length, 1)
+        assert.strictEqual((yield* Effect.promise(() => stat(graphs))).mode & 0o777, 0o700)
+        // A checked run writes its entry anew (write aside, rename: a new inode); a cached one only reads it.
+        assert.deepStrictEqual(yield* runDeno(["run", "cached.ts"], as(a)), { code: 0, stdout: "first\n", stderr: "" })
+        assert.strictEqual((yield* entriesNow()).get(added[0]!), checked.get(added[0]!))
+        yield* a.file(
+          "lib/value.ts",
+          'import host from "/etc/hostname" with { type: "text" }\nexport const value = host\n'
+        )
+        const refused = yield* runDeno(["run", "cached.ts"], as(a))
+        assert.strictEqual(refused.code, 1)
+        assert.strictEqual(failureOf(refused).error.code, "SCRIPT_IMPORT_DENIED")
+        assert.strictEqual(failureOf(refused).error.details?.specifier, "file:///etc/hostname")
+      }).pipe(Effect.scoped)
   )
 
   it.live(

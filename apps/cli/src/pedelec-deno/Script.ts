@@ -5,10 +5,21 @@
  * the copy, and one of those checked), and the `deno run` command for the copy. Deno does not check the permissions
  * of a script's static imports (research/toolchain.md §7): the checks here, on the very files that run, close that.
  * A file changed between the check and the copy is caught by the second check; one changed later is not what runs.
- * Reading the graph is Script/Graph's.
+ *
+ * An unchanged graph skips both checks (Script/GraphCache): the modules of the graph last checked for this
+ * workspace, entry and Deno are copied as always, and the copy runs only if every one was there and the bytes
+ * copied hash to what was checked. The race stays closed the same way: the hashes are of the bytes written into
+ * the private copy (read once from the opened file, written once, 0400, where the script cannot write), and the
+ * run reads only the copy, so a workspace file changed during or after the copy is either not what runs or, when
+ * copied changed, a hash that differs and a full check of a fresh copy. Anything else (a new or removed import is a
+ * changed file, a missing module, a tampered entry, another entry or Deno) is the full path, which caches anew.
+ * Measured (`npx tsx tools/bench/run.ts deno`, 2 cores, hello world behind bubblewrap, 3 runs): bare `deno run`
+ * 40 ms; full path 212-307 ms (6.1-7.5x); cached 166-208 ms (4.8-5.1x), the two `deno info` (about 50 ms each
+ * behind bubblewrap) gone. What remains is mostly node starting pedelec-deno (83-90 ms, 2.1-2.3x on its own, so
+ * 2x is out of reach for a node front), Core's hello and deno.prepare (15 ms), the run itself and the copy's removal.
+ * Reading the graph is Script/Graph's; copying and hashing Script/Copy's.
  */
-import { constants } from "node:fs"
-import { mkdir, mkdtemp, open, realpath, rm, stat, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, realpath, rm, stat } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { isInside } from "@pedelec/path-guard/Inside"
@@ -17,7 +28,9 @@ import { errnoOf } from "../Reach.ts"
 import { denoUnavailable, Refused, refuse } from "./Failure.ts"
 import type { Launch } from "./Processes.ts"
 import { launchDeno, outwardLinks, type Wall } from "./Sandbox.ts"
-import { graph, importDenied, LIMITS, NO_OUTSIDE_CODE } from "./Script/Graph.ts"
+import { copyGraph, type Hashes } from "./Script/Copy.ts"
+import { graph, NO_OUTSIDE_CODE } from "./Script/Graph.ts"
+import { denoIdentity, type GraphCache, type GraphId, lookup, store, usableFor } from "./Script/GraphCache.ts"
 import { heapFlag, type ResourceCaps } from "./Watchdog.ts"
 
 /** Core's word on a run (the workspace, a real path; the deadline; the output cap) and pedelec-deno's own caps. */
@@ -34,13 +47,15 @@ export interface ScriptRequest {
   /** Workspace-relative, as the agent passed it. */
   readonly script: string
   readonly args: ReadonlyArray<string>
+  /** Where checked graphs are kept (main: the home of the Core that answered); none: every run is checked in full. */
+  readonly cache?: GraphCache
 }
 
 /** Test seams, between the steps the race runs through; never set in production. */
 export interface PrepareHooks {
   /** After the workspace's graph was checked, before it is copied. */
   readonly afterCheck?: () => Promise<void>
-  /** After the copy's graph was checked, before it runs. */
+  /** After the copy was verified (its graph checked, or its hashes those of a cached checked graph), before it runs. */
   readonly afterCopy?: () => Promise<void>
 }
 
@@ -51,8 +66,10 @@ export interface Prepared {
   readonly wall: Wall
   readonly run: Launch
   readonly policy: Policy
-  /** How many modules were checked and copied. */
+  /** How many modules were copied. */
   readonly modules: number
+  /** How the copy was verified: both `deno info` checks, or the hashes of the graph they last passed. */
+  readonly graph: "checked" | "cached"
 }
 
 /** The errno code of a failed file system call, or the failure itself when it has none. */
@@ -109,38 +126,6 @@ const privateDir = async (root: string): Promise<string> => {
       workspace: root
     })
   )
-}
-
-/**
- * Copies one checked module into the copy: opened first, then its real path must be inside the workspace and be
- * the very file that was opened (a symlink swapped in meanwhile is caught). Missing files are left to Deno.
- */
-const copyModule = async (root: string, copy: string, relative: string, budget: { bytes: number }) => {
-  const source = path.join(root, relative)
-  let handle: Awaited<ReturnType<typeof open>>
-  try {
-    handle = await open(source, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
-  } catch (cause) {
-    if (errnoOf(cause) === "ENOENT" || errnoOf(cause) === "ENOTDIR") return false
-    return importDenied(relative, `cannot be read (${codeOf(cause)})`)
-  }
-  try {
-    const opened = await handle.stat()
-    const real = await realpath(source).catch(() => undefined)
-    const there = real === undefined ? undefined : await stat(real).catch(() => undefined)
-    if (real === undefined || !isInside(root, real) || there?.ino !== opened.ino || there.dev !== opened.dev)
-      importDenied(relative, "is a symbolic link that leads outside the workspace")
-    if (!opened.isFile()) importDenied(relative, "is not a regular file")
-    budget.bytes -= opened.size
-    if (budget.bytes < 0) importDenied(relative, `takes the script's imports over ${LIMITS.graphBytes} bytes`)
-    const bytes = await handle.readFile()
-    const target = path.join(copy, relative)
-    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 })
-    await writeFile(target, bytes, { flag: "wx", mode: 0o400 })
-    return true
-  } finally {
-    await handle.close()
-  }
 }
 
 /** The private dir's parts: the copy, and DENO_DIR, HOME and TMPDIR (read-write for Deno), created 0700. */
@@ -205,14 +190,6 @@ const runArgs = (
   ...args
 ]
 
-/** The checked graph copied into `copy`; the workspace-relative names of the modules copied. */
-const copyGraph = async (root: string, copy: string, files: ReadonlyArray<string>) => {
-  const budget = { bytes: LIMITS.graphBytes }
-  const copied = new Set<string>()
-  for (const relative of new Set(files)) if (await copyModule(root, copy, relative, budget)) copied.add(relative)
-  return copied
-}
-
 /** The real workspace, one Deno's comma-separated permission lists can name. */
 const realWorkspace = async (request: ScriptRequest) => {
   const root = await realpath(request.policy.workspace).catch(() =>
@@ -223,39 +200,103 @@ const realWorkspace = async (request: ScriptRequest) => {
   return root
 }
 
-/** Checks, copies and checks again; the returned run is for the copy. Throws `Refused` with the reason. */
+type Layout = Awaited<ReturnType<typeof privateLayout>>
+
+/** The graph checked in the workspace, copied, and the copy's checked again (nothing new in it): the full path. */
+const checkedCopy = async (
+  request: ScriptRequest,
+  root: string,
+  entry: string,
+  layout: Layout,
+  hooks: PrepareHooks
+) => {
+  const step = { deno: request.deno, env: layout.env, wall: request.wall }
+  const checked = await graph({ ...step, mounts: { rw: layout.rw, ro: [root] } }, root, entry)
+  await hooks.afterCheck?.()
+  const copied = await copyGraph(root, layout.copy, checked.files)
+  const script = path.relative(root, entry)
+  if (!copied.has(script)) pathInvalid(request.script, "it disappeared while pedelec-deno checked it")
+  const { wall } = await graph(
+    { ...step, wall: checked.wall, mounts: { rw: layout.rw, ro: [layout.copy] } },
+    layout.copy,
+    path.join(layout.copy, script),
+    new Set(checked.files)
+  )
+  return { wall, copied, complete: checked.files.every((file) => copied.has(file)) }
+}
+
+/**
+ * Whether copying the cached graph's modules gave each the bytes that were checked. Any refusal of the copy (a
+ * symlink, a module grown too large) just sends the run to the full path, which refuses it in its own words.
+ */
+const sameCopy = async (root: string, copy: string, known: Hashes) => {
+  try {
+    const copied = await copyGraph(root, copy, [...known.keys()])
+    return copied.size === known.size && [...known].every(([file, hash]) => copied.get(file) === hash)
+  } catch (error) {
+    if (error instanceof Refused) return false
+    throw error
+  }
+}
+
+/** The cache entry's identity for this run, when a cache may be used for this workspace. */
+const graphId = async (request: ScriptRequest, root: string, entry: string): Promise<GraphId | undefined> => {
+  if (request.cache === undefined || !usableFor(request.cache, root)) return undefined
+  const deno = await denoIdentity(request.deno).catch(() => undefined)
+  if (deno === undefined) return undefined
+  const wall = request.wall.kind === "bwrap" ? request.wall.bwrap : "none"
+  return { workspace: root, entry: path.relative(root, entry), deno, wall }
+}
+
+/**
+ * The private copy, verified: by hashes equal to a cached checked graph's, else by the full path, whose graph is
+ * then cached (only when every module was there to copy, and the wall asked for is the one the check ran behind,
+ * so a bubblewrap that failed once is not skipped on every later run).
+ */
+const verifiedCopy = async (
+  request: ScriptRequest,
+  root: string,
+  entry: string,
+  layout: Layout,
+  hooks: PrepareHooks
+) => {
+  const id = await graphId(request, root, entry)
+  const cache = id === undefined ? undefined : request.cache
+  const known = cache === undefined || id === undefined ? undefined : await lookup(cache, id)
+  if (known !== undefined) {
+    if (await sameCopy(root, layout.copy, known))
+      return { wall: request.wall, modules: known.size, graph: "cached" as const }
+    await rm(layout.copy, { recursive: true, force: true })
+    await mkdir(layout.copy, { mode: 0o700 })
+  }
+  const checked = await checkedCopy(request, root, entry, layout, hooks)
+  if (cache !== undefined && id !== undefined && checked.complete && checked.wall.kind === request.wall.kind)
+    await store(cache, id, checked.copied)
+  return { wall: checked.wall, modules: checked.copied.size, graph: "checked" as const }
+}
+
+/** Verifies the copy (Script/GraphCache, or checks, copies and checks again); the run is for the copy. */
 export const prepare = async (request: ScriptRequest, hooks: PrepareHooks = {}): Promise<Prepared> => {
   const root = await realWorkspace(request)
   const entry = await resolveScript(root, request.script)
   const dir = await privateDir(root)
   try {
-    const { copy, env, rw } = await privateLayout(dir)
-    const step = { deno: request.deno, env, wall: request.wall }
-    const checked = await graph({ ...step, mounts: { rw, ro: [root] } }, root, entry)
-    await hooks.afterCheck?.()
-    const copied = await copyGraph(root, copy, checked.files)
-    const script = path.relative(root, entry)
-    if (!copied.has(script)) pathInvalid(request.script, "it disappeared while pedelec-deno checked it")
-    const known = new Set(checked.files)
-    const { wall } = await graph(
-      { ...step, wall: checked.wall, mounts: { rw, ro: [copy] } },
-      copy,
-      path.join(copy, script),
-      known
-    )
+    const layout = await privateLayout(dir)
+    const { wall, modules, graph: how } = await verifiedCopy(request, root, entry, layout, hooks)
     await hooks.afterCopy?.()
     const denied = deniedLinks(wall, root, request.script)
+    const copied = path.join(layout.copy, path.relative(root, entry))
     const run = launchDeno(
       wall,
       request.deno,
-      runArgs(root, copy, path.join(copy, script), denied, request.args, request.policy),
+      runArgs(root, layout.copy, copied, denied, request.args, request.policy),
       {
-        env,
+        env: layout.env,
         cwd: root,
-        mounts: { rw: [...rw, root], ro: [copy] }
+        mounts: { rw: [...layout.rw, root], ro: [layout.copy] }
       }
     )
-    return { dir, wall, run, policy: { ...request.policy, workspace: root }, modules: copied.size }
+    return { dir, wall, run, policy: { ...request.policy, workspace: root }, modules, graph: how }
   } catch (error) {
     await removeDir(dir)
     throw error

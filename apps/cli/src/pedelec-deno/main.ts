@@ -1,7 +1,8 @@
 /**
  * pedelec-deno entry: `pedelec-deno [--thread-id <id>] run <workspace-relative-script> [--] [args…]`. Checks the
  * thread id and capability, finds the pinned Deno, asks Core (`deno.prepare`, proving the session capability) for
- * the session's workspace and the run's limits, prepares the script (Script: graph checked, copied, checked again),
+ * the session's workspace and the run's limits, prepares the script (Script: graph checked, copied, checked again,
+ * or copied and matched to the graph cached in that Core's home),
  * runs the copy behind Deno's permissions and, where it works, bubblewrap (Run), and removes the copy. Its own
  * failures are one JSON line on stdout; everything else printed is the script's. Effect-free, like pedelec-cli's
  * agent path. SIGINT/SIGTERM stop the script (exit 130).
@@ -9,6 +10,7 @@
 import { rmSync } from "node:fs"
 import path from "node:path"
 import type { DenoRunPolicy } from "@pedelec/contracts/node/AgentLink"
+import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
 import packageJson from "../../package.json" with { type: "json" }
 import { capabilityProof, checkSession, endpoint, hello, refused } from "../Agent.ts"
 import { connect } from "../AgentWire.ts"
@@ -18,6 +20,7 @@ import { type Failure, failure, fromRefusal, jsonLine, Refused } from "./Failure
 import { execute } from "./Run.ts"
 import { denoBinary } from "./Runtime.ts"
 import { findWall } from "./Sandbox.ts"
+import { openCache, trustedHome } from "./Script/GraphCache.ts"
 import { dispose, type Prepared, prepare, privateDirs } from "./Script.ts"
 import { RESOURCE_CAPS } from "./Watchdog.ts"
 
@@ -37,8 +40,11 @@ const finish = (stdout: string, exit: number): Promise<never> =>
 
 const positiveInt = (u: unknown): u is number => Number.isInteger(u) && (u as number) > 0
 
-/** Core's policy for this session's runs, proving the capability; or why Core cannot be asked. */
-const askCore = async (sessionId: string, version: string): Promise<DenoRunPolicy | Failure> => {
+/** Core's policy for this session's runs (proving the capability) and the socket that gave it; or why not. */
+const askCore = async (
+  sessionId: string,
+  version: string
+): Promise<{ readonly policy: DenoRunPolicy; readonly socketPath: string } | Failure> => {
   const at = await endpoint()
   if ("error" in at) return fromRefusal(at)
   const wire = await connect(at)
@@ -53,7 +59,7 @@ const askCore = async (sessionId: string, version: string): Promise<DenoRunPolic
     if (typeof workspace !== "string" || !path.isAbsolute(workspace) || !positiveInt(timeoutMs))
       return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
     if (!positiveInt(outputBytes)) return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
-    return { workspace, timeoutMs, outputBytes }
+    return { policy: { workspace, timeoutMs, outputBytes }, socketPath: at.socketPath }
   } finally {
     wire.close()
   }
@@ -74,13 +80,17 @@ const main = async (): Promise<never> => {
   const refusedSession = checkSession(parsed.threadId, process.env.PEDELEC_SESSION_CAP, "pedelec-deno")
   if (refusedSession !== undefined) return finish(jsonLine(fromRefusal(refusedSession)), refusedSession.exit)
   // Independent, so at once: the runtime on disk, Core's answer, the second wall.
-  const [deno, policy, wall] = await Promise.all([
+  const [deno, answer, wall] = await Promise.all([
     denoBinary(process.env),
     askCore(parsed.threadId, packageJson.version),
     findWall()
   ])
   if (isFailure(deno)) return finish(jsonLine(deno), deno.exit)
-  if (isFailure(policy)) return finish(jsonLine(policy), policy.exit)
+  if (isFailure(answer)) return finish(jsonLine(answer), answer.exit)
+  const { policy } = answer
+  // Only the home of the Core that just answered keeps trusted graphs; any other PEDELEC_HOME gets full checks.
+  const home = await trustedHome(resolveCorePaths().home, answer.socketPath)
+  const cache = home === undefined ? undefined : await openCache(home)
 
   let stopScript: (() => void) | undefined
   const stop = () => {
@@ -99,7 +109,8 @@ const main = async (): Promise<never> => {
       wall,
       policy: { ...policy, ...RESOURCE_CAPS },
       script: parsed.script,
-      args: parsed.args
+      args: parsed.args,
+      ...(cache === undefined ? {} : { cache })
     })
   } catch (error) {
     if (!(error instanceof Refused)) throw error

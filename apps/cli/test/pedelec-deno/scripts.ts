@@ -12,6 +12,7 @@ import { type Failure, Refused } from "../../src/pedelec-deno/Failure.ts"
 import { execute } from "../../src/pedelec-deno/Run.ts"
 import { denoBinary } from "../../src/pedelec-deno/Runtime.ts"
 import { findWall, type Wall } from "../../src/pedelec-deno/Sandbox.ts"
+import type { GraphCache } from "../../src/pedelec-deno/Script/GraphCache.ts"
 import { dispose, type Policy, type Prepared, type PrepareHooks, prepare } from "../../src/pedelec-deno/Script.ts"
 import { RESOURCE_CAPS } from "../../src/pedelec-deno/Watchdog.ts"
 
@@ -81,6 +82,7 @@ export type Outcome =
       readonly wall: Wall["kind"]
       readonly dir: string
       readonly elapsedMs: number
+      readonly graph: Prepared["graph"]
     }
   | { readonly _tag: "Refused"; readonly failure: Failure }
 
@@ -89,6 +91,8 @@ export interface RunOptions {
   readonly args?: ReadonlyArray<string>
   readonly policy?: Partial<Policy>
   readonly hooks?: PrepareHooks
+  /** Checked graphs kept here (as pedelec-deno keeps them in its Core's home); none: every run checked in full. */
+  readonly cache?: GraphCache
   /** Called once the script is prepared, before it runs. */
   readonly onPrepared?: (prepared: Prepared) => void
 }
@@ -109,7 +113,8 @@ export const runScript = async (at: Place, script: string, options: RunOptions):
           ...options.policy
         },
         script,
-        args: options.args ?? []
+        args: options.args ?? [],
+        ...(options.cache === undefined ? {} : { cache: options.cache })
       },
       options.hooks
     )
@@ -132,6 +137,7 @@ export const runScript = async (at: Place, script: string, options: RunOptions):
     wall: prepared.wall.kind,
     dir: prepared.dir,
     elapsedMs,
+    graph: prepared.graph,
     ...(done.failure === undefined ? {} : { failure: done.failure })
   }
 }
