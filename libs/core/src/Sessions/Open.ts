@@ -88,7 +88,7 @@ export const openSession = Effect.fnUntraced(function* (
     scope,
     Ref.update(session.ending, (reason): EndReason => reason ?? "disconnected").pipe(Effect.andThen(end(session)))
   )
-  if (record.activeTurn) yield* completeInterruptedTurn(session, record.activeTurn)
+  if (record.activeTurn) yield* completeInterruptedTurn(session, record, record.activeTurn)
   return session
 })
 
@@ -120,26 +120,34 @@ const makeSession = Effect.fnUntraced(function* (record: SessionRecord, scope: S
   } satisfies Session
 })
 
-/** Every turn ends with one completion, even one whose Core died under it: failed, then idle. */
+/**
+ * Every turn ends with one completion, even one whose Core died under it: failed, idle, then the completion (the
+ * order a finished turn has). A Core killed after logging the completion but before the record said so has nothing
+ * to add: the log (past the record's lastSeq) says whether it was.
+ */
 const completeInterruptedTurn = Effect.fnUntraced(function* (
   session: Session,
+  record: SessionRecord,
   turn: { readonly turnId: TurnId; readonly kind: TurnKind }
 ) {
   const events = yield* SessionEvents
   const sessionId = session.sessionId
-  const error = PedelecError.fromCode("INTERNAL_ERROR", "core", {
-    details: { component: "core", reason: "the Pedelec Core stopped while this turn ran" }
-  }).toWire()
-  yield* events.publish(sessionId, { type: "error", turnId: turn.turnId, error })
-  yield* events.publish(sessionId, {
-    type: "turn_completed",
-    turnId: turn.turnId,
-    turnKind: turn.kind,
-    reason: "failed",
-    text: "",
-    error
-  })
-  yield* events.publish(sessionId, { type: "status_changed", status: "idle", previous: "running" })
+  const logged = yield* (yield* EventLog).readAfter(sessionId, record.lastSeq)
+  if (!logged.some((event) => event.type === "turn_completed" && event.turnId === turn.turnId)) {
+    const error = PedelecError.fromCode("INTERNAL_ERROR", "core", {
+      details: { component: "core", reason: "the Pedelec Core stopped while this turn ran" }
+    }).toWire()
+    yield* events.publish(sessionId, { type: "error", turnId: turn.turnId, error })
+    yield* events.publish(sessionId, { type: "status_changed", status: "idle", previous: "running" })
+    yield* events.publish(sessionId, {
+      type: "turn_completed",
+      turnId: turn.turnId,
+      turnKind: turn.kind,
+      reason: "failed",
+      text: "",
+      error
+    })
+  }
   const lastSeq = yield* events.lastSeq(sessionId)
   const { activeTurn: _, ...settled } = yield* Ref.get(session.record)
   yield* Ref.set(session.record, { ...settled, lastSeq })

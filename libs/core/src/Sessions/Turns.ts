@@ -72,7 +72,6 @@ const completeTurn = Effect.fnUntraced(function* (
   yield* (yield* ToolRouter).cancelAll(session, "TOOL_CANCELLED")
   // Free the session before announcing the completion: a client may send its next text the moment it hears it.
   yield* Ref.update(session.turn, (turn) => (turn?.turnId === turnId ? undefined : turn))
-  yield* updateRecord(session, ({ activeTurn: _, ...settled }) => settled)
   // Idle before the completion: whoever acts on `turn_completed` (a page's `await sendText()`) already sees it. A
   // turn started in between keeps the session running.
   if (!(yield* isEnding(session)) && (yield* Ref.get(session.turn)) === undefined) yield* setStatus(session, "idle")
@@ -88,7 +87,13 @@ const completeTurn = Effect.fnUntraced(function* (
     yield* events.publish(sessionId, { ...base, reason: "cancelled", text: "" }).pipe(Effect.ignore)
   }
   const lastSeq = yield* events.lastSeq(sessionId).pipe(Effect.orElseSucceed(() => 0))
-  yield* updateRecord(session, (record) => ({ ...record, lastSeq: Math.max(lastSeq, record.lastSeq) }))
+  // The record owes this turn a completion until the completion is logged: a Core killed in between completes it on
+  // restart (Open.ts), and one killed after this write does not complete it twice. A turn started meanwhile keeps its own.
+  yield* updateRecord(session, ({ activeTurn, ...settled }) => ({
+    ...settled,
+    ...(activeTurn === undefined || activeTurn.turnId === turnId ? {} : { activeTurn }),
+    lastSeq: Math.max(lastSeq, settled.lastSeq)
+  }))
   yield* recordProcesses(session).pipe(Effect.ignore)
 })
 
