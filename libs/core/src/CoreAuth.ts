@@ -25,15 +25,17 @@ export class CoreSecret extends Context.Service<
 
 const unauthorized = (reason: string) => PedelecError.fromCode("UNAUTHORIZED", "core", { details: { reason } })
 
-const sameSecret = (given: string, expected: string) => {
-  const a = Buffer.from(given)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
-
-const provesLaunch = (headers: Headers.Headers, launchSecret: LaunchSecret) => {
-  const given = Option.getOrUndefined(Headers.get(headers, AUTH_HEADERS.launchSecret))
-  return given !== undefined && sameSecret(given, launchSecret)
+/**
+ * The check every host and desktop request makes: the expected secret's bytes are encoded once per launch, and a
+ * given one of another length is refused before it is encoded (the length is no secret: every launch mints the same).
+ */
+const launchProof = (launchSecret: LaunchSecret) => {
+  const expected = Buffer.from(launchSecret)
+  return (headers: Headers.Headers) => {
+    const given = Option.getOrUndefined(Headers.get(headers, AUTH_HEADERS.launchSecret))
+    if (given === undefined || Buffer.byteLength(given) !== expected.length) return false
+    return timingSafeEqual(Buffer.from(given), expected)
+  }
 }
 
 const staleSecret = () => unauthorized("the launch secret is missing or stale: read run/core.json again")
@@ -41,11 +43,9 @@ const staleSecret = () => unauthorized("the launch secret is missing or stale: r
 export const HostAuthLive = Layer.effect(
   HostAuth,
   Effect.gen(function* () {
-    const { launchSecret } = yield* CoreSecret
+    const proves = launchProof((yield* CoreSecret).launchSecret)
     return HostAuth.of((effect, { headers }) =>
-      provesLaunch(headers, launchSecret)
-        ? Effect.provideService(effect, HostCaller, { pid: undefined })
-        : Effect.fail(staleSecret())
+      proves(headers) ? Effect.provideService(effect, HostCaller, { pid: undefined }) : Effect.fail(staleSecret())
     )
   })
 )
@@ -53,11 +53,9 @@ export const HostAuthLive = Layer.effect(
 export const DesktopAuthLive = Layer.effect(
   DesktopAuth,
   Effect.gen(function* () {
-    const { launchSecret } = yield* CoreSecret
+    const proves = launchProof((yield* CoreSecret).launchSecret)
     return DesktopAuth.of((effect, { headers }) =>
-      provesLaunch(headers, launchSecret)
-        ? Effect.provideService(effect, DesktopCaller, { role: "desktop" })
-        : Effect.fail(staleSecret())
+      proves(headers) ? Effect.provideService(effect, DesktopCaller, { role: "desktop" }) : Effect.fail(staleSecret())
     )
   })
 )

@@ -70,6 +70,8 @@ interface Shared {
   readonly clients: Map<number, Client>
   readonly ungreeted: Set<number>
   readonly disconnects: Queue.Queue<number>
+  /** Each method's payload decoder for INVALID_INPUT, compiled on its first failure instead of on every one. */
+  readonly decoders: Map<string, (payload: unknown) => Exit.Exit<unknown, Schema.SchemaError>>
   nextId: number
   writeRequest: (clientId: number, message: FromClientEncoded) => Effect.Effect<void>
 }
@@ -83,8 +85,12 @@ const isDie = (response: FromServerEncoded) =>
 const decodeFailure = (shared: Shared, request: RequestEncoded): PedelecError | undefined => {
   const rpc = shared.requests.get(request.tag)
   if (rpc === undefined) return undefined
-  const codec = Schema.toCodecJson(rpc.payloadSchema) as unknown as Schema.Decoder<unknown>
-  const exit = Schema.decodeUnknownExit(codec)(request.payload)
+  let decode = shared.decoders.get(request.tag)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownExit(Schema.toCodecJson(rpc.payloadSchema) as unknown as Schema.Decoder<unknown>)
+    shared.decoders.set(request.tag, decode)
+  }
+  const exit = decode(request.payload)
   if (Exit.isSuccess(exit)) return undefined
   const first = issuesOfExit(exit)[0] ?? { pointer: "", reason: "invalid" }
   return PedelecError.fromCode("INVALID_INPUT", "core", {
@@ -241,6 +247,7 @@ export const makeHelloGate = (requests: ReadonlyMap<string, Rpc.AnyWithProps>) =
       clients: new Map(),
       ungreeted: new Set(),
       disconnects: yield* Queue.make<number>(),
+      decoders: new Map(),
       nextId: 0,
       writeRequest: () => Effect.void
     }
