@@ -16,6 +16,7 @@ import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { jsonOf, usageEvent } from "../EventLine.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { CountingDecoder } from "../TurnProcess.ts"
 
@@ -62,7 +63,6 @@ const Usage = Schema.Struct({
   output_tokens: Schema.optionalKey(Count)
 })
 
-const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.Struct({ event: Text }))
 const decodeInit = Schema.decodeUnknownOption(Init)
 const decodeStep = Schema.decodeUnknownOption(StepUpdate)
@@ -100,7 +100,7 @@ const usageOf = (usage: unknown): ReadonlyArray<ProviderEvent> =>
     onSome: (u) => {
       const input = count(u.input_tokens)
       const output = count(u.output_tokens)
-      return input + output === 0 ? [] : [{ type: "usage", inputTokens: input, outputTokens: output }]
+      return [usageEvent(input, output)].filter((event) => event !== undefined)
     }
   })
 
@@ -111,7 +111,7 @@ export class AntigravityTurnDecoder extends CountingDecoder {
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
     if (line.text.trim() === "") return []
-    const json = decodeJson(line.text)
+    const json = jsonOf(line.text)
     const envelope = Option.flatMap(json, decodeEnvelope)
     if (Option.isNone(json) || Option.isNone(envelope)) return this.skip()
     const raw = json.value

@@ -11,6 +11,7 @@ import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { jsonOf, usageEvent } from "../EventLine.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { CountingDecoder } from "../TurnProcess.ts"
 
@@ -81,7 +82,6 @@ const ToolResultBlock = Schema.Struct({
   is_error: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
 })
 
-const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.Struct({ type: Text, subtype: Schema.optionalKey(Text) }))
 const decodeInit = Schema.decodeUnknownOption(SystemInit)
 const decodeStreamEvent = Schema.decodeUnknownOption(StreamEvent)
@@ -135,7 +135,7 @@ const usageOf = (usage: unknown): ProviderEvent | undefined => {
     nonNegativeInt(u.cache_read_input_tokens)
   const output = nonNegativeInt(u.output_tokens)
   // A turn that never reached the model (an API or resume error) has nothing to report.
-  return input + output === 0 ? undefined : { type: "usage", inputTokens: input, outputTokens: output }
+  return usageEvent(input, output)
 }
 
 /** Decodes one turn's lines; it remembers tool names by id so a result can say which tool it ends. */
@@ -146,7 +146,7 @@ export class ClaudeTurnDecoder extends CountingDecoder {
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
     if (line.text.trim() === "") return []
-    const json = decodeJson(line.text)
+    const json = jsonOf(line.text)
     const envelope = Option.flatMap(json, decodeEnvelope)
     if (Option.isNone(json) || Option.isNone(envelope)) return this.skip()
     const raw = json.value

@@ -12,6 +12,7 @@ import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { jsonOf, usageEvent } from "../EventLine.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { CountingDecoder } from "../TurnProcess.ts"
 
@@ -70,7 +71,6 @@ const ApiErrorBody = Schema.Struct({
   })
 })
 
-const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.Struct({ type: Text }))
 const decodeThreadStarted = Schema.decodeUnknownOption(ThreadStarted)
 const decodeTurnCompleted = Schema.decodeUnknownOption(TurnCompleted)
@@ -137,7 +137,7 @@ export class CodexTurnDecoder extends CountingDecoder {
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
     if (line.text.trim() === "") return []
-    const json = decodeJson(line.text)
+    const json = jsonOf(line.text)
     const envelope = Option.flatMap(json, decodeEnvelope)
     if (Option.isNone(json) || Option.isNone(envelope)) return this.skip()
     const raw = json.value
@@ -150,8 +150,7 @@ export class CodexTurnDecoder extends CountingDecoder {
         return this.mapped(decodeTurnCompleted(raw), (line) => {
           const input = count(line.usage?.input_tokens)
           const output = count(line.usage?.output_tokens)
-          const usage: Array<ProviderEvent> =
-            input + output === 0 ? [] : [{ type: "usage", inputTokens: input, outputTokens: output }]
+          const usage: Array<ProviderEvent> = [usageEvent(input, output)].filter((event) => event !== undefined)
           return [...usage, { type: "completed" }]
         })
       case "turn.failed":

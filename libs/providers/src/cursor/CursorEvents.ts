@@ -15,6 +15,7 @@ import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { jsonOf, usageEvent } from "../EventLine.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { CountingDecoder } from "../TurnProcess.ts"
 
@@ -79,7 +80,6 @@ const FailureText = Schema.Struct({
 })
 const ShellSuccess = Schema.Struct({ exitCode: Count })
 
-const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.Struct({ type: Text, subtype: Schema.optionalKey(Text) }))
 const decodeInit = Schema.decodeUnknownOption(SystemInit)
 const decodeAssistant = Schema.decodeUnknownOption(Assistant)
@@ -137,7 +137,7 @@ const usageOf = (usage: unknown): ReadonlyArray<ProviderEvent> =>
     onSome: (u) => {
       const input = count(u.inputTokens) + count(u.cacheReadTokens) + count(u.cacheWriteTokens)
       const output = count(u.outputTokens)
-      return input + output === 0 ? [] : [{ type: "usage", inputTokens: input, outputTokens: output }]
+      return [usageEvent(input, output)].filter((event) => event !== undefined)
     }
   })
 
@@ -152,7 +152,7 @@ export class CursorTurnDecoder extends CountingDecoder {
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
     if (line.text.trim() === "") return []
-    const json = decodeJson(line.text)
+    const json = jsonOf(line.text)
     const envelope = Option.flatMap(json, decodeEnvelope)
     if (Option.isNone(json) || Option.isNone(envelope)) return this.skip()
     const raw = json.value

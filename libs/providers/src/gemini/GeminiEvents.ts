@@ -11,6 +11,7 @@ import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { jsonOf, usageEvent } from "../EventLine.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { CountingDecoder } from "../TurnProcess.ts"
 
@@ -56,7 +57,6 @@ const Stats = Schema.Struct({
   output_tokens: Schema.optionalKey(Schema.Number)
 })
 
-const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.Struct({ type: Text }))
 const decodeInit = Schema.decodeUnknownOption(Init)
 const decodeMessage = Schema.decodeUnknownOption(Message)
@@ -97,7 +97,7 @@ const usageOf = (stats: unknown): ProviderEvent | undefined => {
   if (Option.isNone(decoded)) return undefined
   const input = nonNegativeInt(decoded.value.input_tokens)
   const output = nonNegativeInt(decoded.value.output_tokens)
-  return input + output === 0 ? undefined : { type: "usage", inputTokens: input, outputTokens: output }
+  return usageEvent(input, output)
 }
 
 /** Decodes one turn's lines; it remembers tool names by id and the streamed text of the message in progress. */
@@ -111,7 +111,7 @@ export class GeminiTurnDecoder extends CountingDecoder {
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
     if (line.text.trim() === "") return []
-    const json = decodeJson(line.text)
+    const json = jsonOf(line.text)
     const envelope = Option.flatMap(json, decodeEnvelope)
     if (Option.isNone(json) || Option.isNone(envelope)) return this.skip()
     const raw = json.value

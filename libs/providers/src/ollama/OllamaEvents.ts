@@ -6,11 +6,11 @@
 import { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { jsonOf } from "../EventLine.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { CountingDecoder } from "../TurnProcess.ts"
 
 const KNOWN_TYPES = new Set(["session", "delta", "message", "tool_activity", "usage", "completed", "error"])
-const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.Struct({ type: Schema.String }))
 const decodeEvent = Schema.decodeUnknownOption(ProviderEvent)
 
@@ -18,7 +18,7 @@ export class AgentLoopDecoder extends CountingDecoder {
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
     if (line.text.trim() === "") return []
-    const json = decodeJson(line.text)
+    const json = jsonOf(line.text)
     const envelope = Option.flatMap(json, decodeEnvelope)
     if (Option.isNone(json) || Option.isNone(envelope)) return this.skip()
     if (!KNOWN_TYPES.has(envelope.value.type)) {

@@ -11,6 +11,7 @@ import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { jsonOf, usageEvent } from "../EventLine.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { CountingDecoder } from "../TurnProcess.ts"
 
@@ -73,7 +74,6 @@ const ErrorLine = Schema.Struct({
   })
 })
 
-const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const decodeEnvelope = Schema.decodeUnknownOption(Envelope)
 const decodeText = Schema.decodeUnknownOption(TextLine)
 const decodeTool = Schema.decodeUnknownOption(ToolLine)
@@ -108,7 +108,7 @@ export class OpencodeTurnDecoder extends CountingDecoder {
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
     if (line.text.trim() === "") return []
-    const json = decodeJson(line.text)
+    const json = jsonOf(line.text)
     const envelope = Option.flatMap(json, decodeEnvelope)
     if (Option.isNone(json) || Option.isNone(envelope)) return this.skip()
     const events = this.event(envelope.value.type, json.value)
@@ -147,11 +147,10 @@ export class OpencodeTurnDecoder extends CountingDecoder {
   }
 
   private usage(): ReadonlyArray<ProviderEvent> {
-    if (this.inputTokens + this.outputTokens === 0) return []
-    const usage: ProviderEvent = { type: "usage", inputTokens: this.inputTokens, outputTokens: this.outputTokens }
+    const usage = usageEvent(this.inputTokens, this.outputTokens)
     this.inputTokens = 0
     this.outputTokens = 0
-    return [usage]
+    return usage === undefined ? [] : [usage]
   }
 }
 
