@@ -129,6 +129,9 @@ const onRequest = (shared: Shared, id: number, client: Client, request: RequestE
   )
 }
 
+/** What effect/rpc's socket protocol takes from a client besides requests. */
+const CLIENT_MESSAGES: ReadonlySet<string> = new Set(["Ack", "Interrupt", "Eof", "Ping"])
+
 /** One read from the socket: the pre-hello line cap, then each message it completes. */
 const onData =
   (shared: Shared, id: number, client: Client, parser: RpcSerialization.Parser) =>
@@ -151,7 +154,12 @@ const onData =
     return Effect.forEach(
       messages,
       (message) =>
-        message._tag === "Request" ? onRequest(shared, id, client, message) : shared.writeRequest(id, message),
+        message._tag === "Request"
+          ? onRequest(shared, id, client, message)
+          : CLIENT_MESSAGES.has(String((message as { _tag?: unknown })?._tag))
+            ? shared.writeRequest(id, message)
+            : // effect/rpc answers a line that is no client message of its with an uncoded Defect.
+              closeWith(client, defect(protocolError("a line that is not an effect/rpc client message"))),
       { discard: true }
     )
   }
