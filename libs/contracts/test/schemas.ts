@@ -95,6 +95,7 @@ const NAMED = {
   "Tool.ToolOutcome": Tool.ToolOutcome,
   // Events.ts
   "Events.Seq": Events.Seq,
+  "Events.Claimant": Events.Claimant,
   "Events.ChatEvent": Events.ChatEvent,
   "Events.ChatDeltaEvent": Events.ChatDeltaEvent,
   "Events.StatusChangedEvent": Events.StatusChangedEvent,

@@ -88,13 +88,6 @@ const greet = <E>(hello: Hello<E>, options: ConnectOptions) =>
     )
   )
 
-/**
- * No client span per request: no process of ours installs a tracer, so each span (and its propagation to Core) was
- * built for nobody. Core's server spans are off too; together with them, Core's CPU per warm request fell from
- * ~110 to ~95 us (tools/bench ipc, 2 cores).
- */
-const CLIENT_OPTIONS = { disableTracing: true } as const
-
 /** Socket, serialization and proof, built into the caller's scope so the socket outlives the constructor. */
 const clientContext = <Id extends RpcMiddleware.AnyId, S>(
   auth: Context.Key<Id, S>,
@@ -110,7 +103,7 @@ export const connectHost = Effect.fn("CoreClient.connectHost")(function* (
 ) {
   const proof = options.proof ?? { launchSecret: info.launchSecret }
   const context = yield* clientContext(HostAuth, info, proof, options)
-  const client = yield* RpcClient.make(HostClientRpcs, CLIENT_OPTIONS).pipe(Effect.provideContext(context))
+  const client = yield* RpcClient.make(HostClientRpcs).pipe(Effect.provideContext(context))
   if (options.hello !== false) yield* greet(client["core.hello"], options)
   return client
 })
@@ -127,7 +120,7 @@ export const connectDesktop = Effect.fn("CoreClient.connectDesktop")(function* (
 ) {
   const proof = options.proof ?? { launchSecret: info.launchSecret }
   const context = yield* clientContext(DesktopAuth, info, proof, options)
-  const client = yield* RpcClient.make(DesktopClientRpcs, CLIENT_OPTIONS).pipe(Effect.provideContext(context))
+  const client = yield* RpcClient.make(DesktopClientRpcs).pipe(Effect.provideContext(context))
   if (options.hello !== false) yield* greet(client["core.hello"], options)
   return client
 })
@@ -140,7 +133,7 @@ export const connectAgent = Effect.fn("CoreClient.connectAgent")(function* (
   options: ConnectOptions & { readonly proof: Proof }
 ) {
   const context = yield* clientContext(AgentAuth, info, options.proof, options)
-  const client = yield* RpcClient.make(AgentClientRpcs, CLIENT_OPTIONS).pipe(Effect.provideContext(context))
+  const client = yield* RpcClient.make(AgentClientRpcs).pipe(Effect.provideContext(context))
   if (options.hello !== false) yield* greet(client["core.hello"], options)
   return client
 })
