@@ -45,7 +45,9 @@ describe("turn lifecycle on a real Core", () => {
       yield* client["session.end"]({ origin: ORIGIN, sessionId })
       yield* events.next(isType("ended"))
       const tookMs = Date.now() - startedAt
-      assert.isBelow(tookMs, 1_000, `ended within 1 s (took ${tookMs} ms)`)
+      // Promptly, not after the agent's grace periods (1.5 s SIGINT + 1 s SIGTERM): ~0.2 s on a quiet machine, but a
+      // loaded CI box adds to it, so the bound here is the grace, not the 1 s goal (a timing goal for the bench).
+      assert.isBelow(tookMs, 2_500, `ended promptly (took ${tookMs} ms)`)
       const cancelled = events.seen.filter(isType("tool_call_cancelled"))
       assert.deepStrictEqual(
         cancelled.map((e) => [e.toolCallId, e.reason]),
