@@ -215,20 +215,27 @@ describe.runIf(hasBwrap)("a full disk (2 MiB tmpfs as PEDELEC_HOME)", () => {
   )
 
   it.live(
-    "a turn that cannot be written ends failed with an error event its subscriber sees; the session still works",
+    "a turn on a full disk is refused STORAGE_FULL; one whose events stop fitting ends failed with an error event; the session still works",
     () =>
       Effect.gen(function* () {
         const { sandbox, info } = current()
         const host = yield* hostClient(info)
         const { sessionId, events } = yield* openSession(host)
         yield* Effect.promise(() => fill(sandbox))
-        const sent = yield* Effect.result(
-          host["session.send_text"]({ origin: ORIGIN, sessionId, text: script("say hello") })
-        )
-        if (sent._tag === "Failure") assert.fail(`send_text on a full disk failed: ${JSON.stringify(sent.failure)}`)
-        const done = yield* events.next(completionOf(sent.success.turnId))
-        const errors = events.seen.filter(isType("error")).filter((event) => event.turnId === sent.success.turnId)
-        report(`full disk: turn → ${done.reason} (${done.error?.code}); error events ${errors.length}`)
+        // The turn is written down before it is accepted (a Core killed mid-turn still owes it a completion).
+        const refused = yield* failureCode(host["session.send_text"]({ origin: ORIGIN, sessionId, text: "hi" }))
+        assert.strictEqual(refused, "STORAGE_FULL")
+        yield* Effect.promise(() => unfill(sandbox))
+        const sent = yield* host["session.send_text"]({
+          origin: ORIGIN,
+          sessionId,
+          // After the sleep the disk is full: 200 messages of 1 KiB cannot all be logged.
+          text: script("sleep 800", ...Array.from({ length: 200 }, (_, i) => `say ${String(i).padEnd(1024, "x")}`))
+        })
+        yield* Effect.promise(() => fill(sandbox))
+        const done = yield* events.next(completionOf(sent.turnId))
+        const errors = events.seen.filter(isType("error")).filter((event) => event.turnId === sent.turnId)
+        report(`full disk: send_text → ${refused}; turn filled mid-way → ${done.reason} (${done.error?.code})`)
         assert.strictEqual(done.reason, "failed")
         assert.strictEqual(done.error?.code, "STORAGE_FULL")
         assert.deepStrictEqual(

@@ -42,8 +42,17 @@ export const startTurn = Effect.fnUntraced(function* (session: Session, kind: Tu
       PedelecError.fromCode("SESSION_BUSY", "core", { details: { sessionId: session.sessionId } })
     )
   }
-  // Saved with the turn's first process record: a Core that dies mid-turn still owes it a completion.
-  yield* updateRecord(session, (record) => ({ ...record, activeTurn: { turnId, kind } }))
+  // On disk before anyone hears of the turn: a Core killed from here on still owes it a completion (Open.ts). Kept
+  // in memory only, a kill before the turn's first process record left a turn that never completed (4 of 20 Core
+  // kills in the fault suite). A home that cannot take the write refuses the turn with its storage code.
+  const withTurn = yield* updateRecord(session, (record) => ({ ...record, activeTurn: { turnId, kind } }))
+  yield* (yield* SessionStore).save(withTurn).pipe(
+    Effect.tapError(() =>
+      Ref.set(session.turn, undefined).pipe(
+        Effect.andThen(updateRecord(session, ({ activeTurn: _, ...settled }) => settled))
+      )
+    )
+  )
   yield* setStatus(session, "running", { turnId, kind })
   yield* FiberHandle.run(
     session.turnFiber,
