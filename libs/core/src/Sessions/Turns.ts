@@ -46,13 +46,15 @@ export const startTurn = Effect.fnUntraced(function* (session: Session, kind: Tu
   // in memory only, a kill before the turn's first process record left a turn that never completed (4 of 20 Core
   // kills in the fault suite). A home that cannot take the write refuses the turn with its storage code.
   const withTurn = yield* updateRecord(session, (record) => ({ ...record, activeTurn: { turnId, kind } }))
-  yield* (yield* SessionStore).save(withTurn).pipe(
-    Effect.tapError(() =>
-      Ref.set(session.turn, undefined).pipe(
-        Effect.andThen(updateRecord(session, ({ activeTurn: _, ...settled }) => settled))
+  yield* (yield* SessionStore)
+    .save(withTurn)
+    .pipe(
+      Effect.tapError(() =>
+        Ref.set(session.turn, undefined).pipe(
+          Effect.andThen(updateRecord(session, ({ activeTurn: _, ...settled }) => settled))
+        )
       )
     )
-  )
   yield* setStatus(session, "running", { turnId, kind })
   yield* FiberHandle.run(
     session.turnFiber,
