@@ -1,4 +1,5 @@
 // Bundles the headless Core into one ESM file, so `pedelec-core` starts without resolving a workspace at run time.
+import { copyFile } from "node:fs/promises"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
@@ -19,3 +20,6 @@ await build({
   },
   logLevel: "warning"
 })
+
+// The argument-validation worker runs as a file of its own, found beside this bundle (libs/core ToolRouter/Validation).
+await copyFile(path.join(root, "../../libs/core/dist/args-worker.cjs"), path.join(root, "dist/args-worker.cjs"))

@@ -2,7 +2,7 @@
  * ToolRouter/Validation — checking an agent's tool-call arguments against the tool's argsSchema without blocking
  * Core's event loop, which serves every page and session: the arguments' size and nesting on the loop (one cheap
  * pass, before anything is copied), then the check in a small pool of `node:worker_threads` workers (each the
- * bundled ArgsValidator, WorkerSource.ts) under a time budget. A check that overruns it, runs its worker out of
+ * bundled ArgsValidator, built into `args-worker.cjs`: see `workerFile`) under a time budget. A check that overruns it, runs its worker out of
  * memory or is abandoned terminates that worker, and the pool starts a new one; the pool lives in the layer's scope
  * (Core's) and its workers are terminated when it closes. Every refusal is `TOOL_ARGS_INVALID` with the pointer, the
  * reason and, for a budget, `details.limit`. What the schema allows is contracts' (ArgsValidator, its Budget);
@@ -15,6 +15,9 @@
  * at a bounded cost (linear in those bytes: 0.5 ms p50, 9 ms p99 with GC, measured at the cap): an in-process caller
  * on TestClock then sees the call queued at once, and a worker's p99 is no better.
  */
+
+import { existsSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 import type { ArgsIssue } from "@pedelec/contracts/node/ArgsValidator"
 import {
@@ -35,7 +38,6 @@ import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import type { Tool } from "../ToolCatalog.ts"
-import { ARGS_WORKER_SOURCE } from "./Validation/WorkerSource.ts"
 
 /** Arguments this small against a simple schema are checked on the loop (see the header). */
 export const FAST_PATH_BYTES = 1024
@@ -52,11 +54,24 @@ const DEFAULTS: ValidationOptions = { workers: 2, timeMs: ARGS_BUDGET.timeMs, wo
 
 type Ended = { readonly _tag: "exited" }
 
+/**
+ * The built worker: beside pedelec-core's bundle (core-daemon's build copies it there), else libs/core's own build
+ * output when Core runs from source (tests). Missing is a build problem, said as one.
+ */
+const workerFile = (): string => {
+  const candidates = [
+    fileURLToPath(new URL("./args-worker.cjs", import.meta.url)),
+    fileURLToPath(new URL("../../dist/args-worker.cjs", import.meta.url))
+  ]
+  const found = candidates.find((file) => existsSync(file))
+  if (found === undefined)
+    throw new Error(`args-worker.cjs is not built (looked in ${candidates.join(", ")}): run npx nx run core:build`)
+  return found
+}
+
 const spawn = (heapMb: number) =>
   Effect.acquireRelease(
-    Effect.sync(
-      () => new Worker(ARGS_WORKER_SOURCE, { eval: true, resourceLimits: { maxOldGenerationSizeMb: heapMb } })
-    ),
+    Effect.sync(() => new Worker(workerFile(), { resourceLimits: { maxOldGenerationSizeMb: heapMb } })),
     (worker) => Effect.promise(() => worker.terminate())
   )
 
