@@ -174,7 +174,7 @@ const agentCommand = (command: string, rest: ReadonlyArray<string>, threadId: st
 
 const userCommand = (command: string, rest: ReadonlyArray<string>, scanned: Scan): Parsed => {
   const json = scanned.flags.has("--json")
-  if (scanned.flags.has("--thread-id")) return usage(`--thread-id is for the agent commands, not ${command}`, json)
+  if (scanned.flags.has("--thread-id")) return usage(`--thread-id is for the agent commands, not ${command}`)
   if (command === "providers") {
     if (rest[0] !== undefined) return usage(`Unexpected argument ${JSON.stringify(rest[0])} after providers`, json)
     return { _tag: "Providers", json, rescan: scanned.flags.has("--rescan") }
@@ -222,7 +222,12 @@ export const parseArgs = (argv: ReadonlyArray<string>, env: Readonly<Record<stri
   if (options.includes("--version") || options.includes("-V")) return { _tag: "Version" }
   const scanned = scan(argv)
   const [command, ...rest] = scanned.positionals
-  const json = command === undefined || AGENT_COMMANDS.has(command) || scanned.flags.has("--json")
+  // --thread-id only ever comes from an agent's shell, which reads the JSON line whatever the command.
+  const json =
+    command === undefined ||
+    AGENT_COMMANDS.has(command) ||
+    scanned.flags.has("--json") ||
+    scanned.flags.has("--thread-id")
   if (scanned.error !== undefined) return usage(scanned.error, json)
   if (command === undefined) return usage("No command given")
   if (NATIVE_HOST_COMMANDS.has(command)) return nativeHostCommand(command, rest, scanned)

@@ -40,7 +40,12 @@ describe("parseArgs", () => {
     expect(parseArgs(["tool-list", "-x"], env)).toMatchObject({ _tag: "UsageError", json: true })
     expect(parseArgs(["settings", "set", "k"], env)).toMatchObject({ _tag: "UsageError", json: false })
     expect(parseArgs(["settings", "set", "k", "--json"], env)).toMatchObject({ _tag: "UsageError", json: true })
-    expect(parseArgs(["providers", "--thread-id", "t"], env)).toMatchObject({ _tag: "UsageError" })
+    expect(parseArgs(["providers", "--thread-id", "t"], env)).toMatchObject({ _tag: "UsageError", json: true })
+    // An agent that forgot the id's value: the command word became the id, yet its shell still reads one JSON line.
+    expect(parseArgs(["--thread-id", "tool-call", "add", "-1e27"], env)).toMatchObject({
+      _tag: "UsageError",
+      json: true
+    })
   })
 
   it("reads the user commands", () => {
