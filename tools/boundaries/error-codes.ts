@@ -7,10 +7,15 @@ import path from "node:path"
 
 export const CATALOG_FILE = "libs/contracts/src/ErrorCode.ts"
 
-/** The codes of the catalog, read from its source so this check needs no TypeScript runtime of contracts. */
+/**
+ * The codes of the catalog, read from its source so this check needs no TypeScript runtime of contracts: the
+ * `ERROR_CODES` list's entries (`  "SESSION_BUSY",`) and any spec keys written there (`  SESSION_BUSY: {`).
+ */
 export const readCatalogCodes = async (root: string): Promise<ReadonlyArray<string>> => {
   const text = await readFile(path.join(root, CATALOG_FILE), "utf8").catch(() => "")
-  return [...text.matchAll(/^ {2}([A-Z][A-Z0-9_]+): \{/gm)].map((match) => match[1]!)
+  const listed = [...text.matchAll(/^ {2}"([A-Z][A-Z0-9_]+)",?$/gm)].map((match) => match[1]!)
+  const keyed = [...text.matchAll(/^ {2}([A-Z][A-Z0-9_]+): \{/gm)].map((match) => match[1]!)
+  return [...new Set([...listed, ...keyed])]
 }
 
 /** Type aliases that are unions of string literals, each as its literal text (`type Code = "A" | "B"`). */

@@ -5,7 +5,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import { BROWSER_ERRORS, ERROR_CATALOG, ERROR_CODES, type ErrorCode, PAGE_ERRORS } from "../src/ErrorCode.ts"
+import { ERROR_CATALOG } from "../src/catalog/full.ts"
+import { BROWSER_ERRORS, ERROR_CODES, type ErrorCode, PAGE_ERRORS } from "../src/ErrorCode.ts"
 import {
   formatMessage,
   hasCode,
