@@ -2,13 +2,7 @@
  * `#error-catalog` everywhere but browser bundles: every code's spec. The specs of codes only Node components raise
  * live here rather than in ErrorCode.ts so that no browser bundle, nor the contracts' size budget, carries them.
  */
-import {
-  BROWSER_ERRORS,
-  type BrowserErrorCode,
-  type Catalog,
-  type ErrorCode,
-  type ErrorSpec
-} from "../ErrorCode.ts"
+import { BROWSER_ERRORS, type BrowserErrorCode, type Catalog, type ErrorCode, type ErrorSpec } from "../ErrorCode.ts"
 
 /** Codes only Node components raise: the native host, Core, providers, pedelec-cli and pedelec-deno. */
 export const RUNTIME_ERRORS = {
