@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto"
 import path from "node:path"
-import { ERROR_CATALOG } from "@pedelec/contracts/ErrorCode"
+import { ERROR_CATALOG } from "@pedelec/contracts/catalog/full"
 import { issuesOfExit, jsonDepthExceeded, type PointedIssue } from "@pedelec/contracts/JsonPointer"
 import { formatMessage, PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
 import { DEFAULT_SETTINGS, type PublicSettings, type SecretName, Secrets, Settings } from "@pedelec/contracts/Settings"

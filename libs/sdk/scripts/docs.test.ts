@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { ERROR_CATALOG, ERROR_CODES } from "@pedelec/contracts/ErrorCode"
+import { ERROR_CATALOG } from "@pedelec/contracts/catalog/full"
+import { ERROR_CODES } from "@pedelec/contracts/ErrorCode"
 import ts from "typescript"
 import { describe, expect, it } from "vitest"
 
