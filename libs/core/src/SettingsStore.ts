@@ -1,7 +1,8 @@
 /**
  * SettingsStore — owns `settings.json` (0644) and `secrets.json` (0600) of one Pedelec home: reads them through the
  * contracts schemas on every call, writes them atomically (temp file in the same directory, fsync, rename) after
- * validating, and hands out `PublicSettings`, where each secret is only a `secretsSet` flag. It does NOT resolve
+ * validating, and hands out `PublicSettings`, where each secret is only a `secretsSet` flag. A file the disk will not
+ * give back (EIO, EACCES) is `STORAGE_UNAVAILABLE`; a half-written one is `SETTINGS_INVALID`. It does NOT resolve
  * effort profiles or check them against a provider's allow-list (adapters do), and it never resets a bad file: an
  * invalid one is reported as `SETTINGS_INVALID` until the user fixes it.
  */
@@ -19,7 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
-import { orStorageFailure, type StorageFailure } from "./StorageFailure.ts"
+import { orStorageFailure, readIfPresent, type StorageFailure } from "./StorageFailure.ts"
 
 /** Both files are tiny; anything larger is not ours and is not worth parsing. */
 const MAX_FILE_BYTES = 1024 * 1024
@@ -117,11 +118,7 @@ const readDocument = Effect.fnUntraced(function* <A>(
   sensitive: boolean
 ) {
   const name = path.basename(file)
-  const text = yield* fs.readFileString(file).pipe(
-    Effect.map((content): string | undefined => content),
-    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
-    Effect.orDie
-  )
+  const text = yield* fs.readFileString(file).pipe(readIfPresent(`reading ${name}`))
   if (text === undefined) return fallback
   if (Buffer.byteLength(text) > MAX_FILE_BYTES)
     return yield* Effect.fail(invalid(name, { pointer: "", reason: "larger than 1 MiB" }, noRedaction))
@@ -197,10 +194,10 @@ const setSecret = Effect.fn("SettingsStore.setSecret")(
 export class SettingsStore extends Context.Service<
   SettingsStore,
   {
-    /** What may leave Core: settings plus which secrets are set. */
-    readonly get: Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID">>
+    /** What may leave Core: settings plus which secrets are set. An unreadable file is a StorageFailure. */
+    readonly get: Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID"> | StorageFailure>
     /** Core-internal: never put the result in an event, a log line, an error or argv. */
-    readonly getSecrets: Effect.Effect<Secrets, PedelecErrorOf<"SETTINGS_INVALID">>
+    readonly getSecrets: Effect.Effect<Secrets, PedelecErrorOf<"SETTINGS_INVALID"> | StorageFailure>
     /** A disk that cannot take the write is `STORAGE_FULL` / `STORAGE_UNAVAILABLE`, the old file left whole. */
     readonly set: (
       settings: Settings

@@ -2,8 +2,9 @@
  * StorageFailure — what a file error of the Pedelec home means to a caller: `STORAGE_FULL` when the disk has no
  * room (ENOSPC, EDQUOT), `STORAGE_UNAVAILABLE` for any other failed write or read (read-only, permissions, I/O), in
  * words that name the operation but never a path (a page may see the error and need not learn where the home is).
- * The stores map their `PlatformError`s through here, so a full disk is a coded failure and never a defect. It does
- * NOT decide what a store does after a failure (retry, fall back, give up): each store says so itself.
+ * The stores map their `PlatformError`s through here, so a full disk, or a file the disk will not give back (EIO,
+ * EACCES, a directory where the file should be), is a coded failure and never a defect. It does NOT decide what a
+ * store does after a failure (retry, fall back, give up) nor what a file's content means: each store says so itself.
  */
 import { PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
 import * as Effect from "effect/Effect"
@@ -54,6 +55,19 @@ export const orStorageFailure =
       PlatformError.isPlatformError(error)
         ? storageFailure(error, what)
         : (error as Exclude<E, PlatformError.PlatformError>)
+    )
+
+/**
+ * A read of a file that may not exist yet: `undefined` when it is missing (the caller's default applies), every
+ * other file error its coded failure while doing `what`.
+ */
+export const readIfPresent =
+  (what: string) =>
+  <A, R>(effect: Effect.Effect<A, PlatformError.PlatformError, R>): Effect.Effect<A | undefined, StorageFailure, R> =>
+    effect.pipe(
+      Effect.map((value): A | undefined => value),
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+      orStorageFailure(what)
     )
 
 /** Whether a failure is one of this module's: the disk, not the caller. */

@@ -1,0 +1,175 @@
+// SettingsStore's reads on a disk that fails them: an errno the disk answers a read with (EIO, EACCES, a directory
+// where the file should be) is a coded STORAGE_UNAVAILABLE naming the file but not its path, never a defect; a
+// half-written settings.json (a writer that is not ours, cut short by a full disk) is SETTINGS_INVALID at every
+// length; reads while writes rename over the file always see one whole version. The faults a real disk cannot be
+// made to give on demand (EIO; EACCES, which root ignores) come from a FileSystem whose reads of one file fail.
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises"
+import os from "node:os"
+import path from "node:path"
+import { NodeServices } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { type PedelecError, PedelecError as PedelecErrorClass } from "@pedelec/contracts/PedelecError"
+import { DEFAULT_SETTINGS, type Settings } from "@pedelec/contracts/Settings"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as PlatformError from "effect/PlatformError"
+import { CorePaths } from "../src/CorePaths.ts"
+import { SettingsStore } from "../src/SettingsStore.ts"
+
+const custom: Settings = { ...DEFAULT_SETTINGS, defaultProvider: "claude", defaultModels: { ollama: "llama3.2" } }
+
+/** Which file's reads fail, and with which errno (Node's code on the cause, as the real file system reports it). */
+interface ReadFault {
+  readonly name: string
+  readonly errno: string
+  readonly tag: PlatformError.SystemErrorTag
+}
+
+const failedRead = (file: string, fault: ReadFault) =>
+  PlatformError.systemError({
+    _tag: fault.tag,
+    module: "FileSystem",
+    method: "readFile",
+    syscall: "read",
+    pathOrDescriptor: file,
+    cause: Object.assign(new Error(`${fault.errno}: read ${file}`), { code: fault.errno })
+  })
+
+/** The real file system, except that reading `fault.name` fails. */
+const faultyReads = (fault: ReadFault | undefined) =>
+  Layer.effect(
+    FileSystem.FileSystem,
+    Effect.map(FileSystem.FileSystem, (fs) =>
+      fault === undefined
+        ? fs
+        : {
+            ...fs,
+            readFileString: (file: string, encoding?: string) =>
+              path.basename(file) === fault.name
+                ? Effect.fail(failedRead(file, fault))
+                : fs.readFileString(file, encoding)
+          }
+    )
+  )
+
+const withStore = <A, E>(body: (home: string) => Effect.Effect<A, E, SettingsStore>, fault?: ReadFault) =>
+  Effect.gen(function* () {
+    const root = yield* Effect.acquireRelease(
+      Effect.promise(async () => realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-settings-reads-")))),
+      (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+    )
+    const home = path.join(root, "home")
+    const layer = SettingsStore.layer.pipe(
+      Layer.provide(faultyReads(fault)),
+      Layer.provide(Layer.merge(CorePaths.layerFor(home), NodeServices.layer))
+    )
+    return yield* body(home).pipe(Effect.provide(layer))
+  }).pipe(Effect.scoped)
+
+/** The failure of `effect`, which must be a coded PedelecError: a defect or a success fails the test. */
+const codedFailure = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const exit = yield* Effect.exit(effect)
+    if (Exit.isSuccess(exit)) return assert.fail("expected a failure, got a success")
+    const error = Cause.findErrorOption(exit.cause)
+    if (error._tag === "None" || !(error.value instanceof PedelecErrorClass))
+      return assert.fail(`expected a coded failure, got ${Cause.pretty(exit.cause).slice(0, 400)}`)
+    return error.value as PedelecError
+  })
+
+const assertUnavailable = (error: PedelecError, home: string, errno: string, file: string) => {
+  assert.strictEqual(error.code, "STORAGE_UNAVAILABLE")
+  assert.strictEqual(error.details?.errno, errno)
+  assert.include(String(error.details?.reason), `reading ${file}`)
+  // A page may see this error: it names the file, never where the home is.
+  assert.notInclude(`${error.message} ${JSON.stringify(error.details)}`, home)
+}
+
+const EIO_SETTINGS: ReadFault = { name: "settings.json", errno: "EIO", tag: "Unknown" }
+const EACCES_SECRETS: ReadFault = { name: "secrets.json", errno: "EACCES", tag: "PermissionDenied" }
+
+describe("SettingsStore reads on a failing disk", () => {
+  it.effect("get: settings.json read failing EIO is STORAGE_UNAVAILABLE, not a defect", () =>
+    withStore(
+      (home) =>
+        Effect.gen(function* () {
+          const store = yield* SettingsStore
+          assertUnavailable(yield* codedFailure(store.get), home, "EIO", "settings.json")
+          // update reads before it writes: it fails the same way and writes nothing.
+          assertUnavailable(yield* codedFailure(store.update(() => custom)), home, "EIO", "settings.json")
+        }),
+      EIO_SETTINGS
+    )
+  )
+
+  it.effect("getSecrets and set: secrets.json read failing EACCES is STORAGE_UNAVAILABLE, nothing written", () =>
+    withStore(
+      (home) =>
+        Effect.gen(function* () {
+          const store = yield* SettingsStore
+          assertUnavailable(yield* codedFailure(store.getSecrets), home, "EACCES", "secrets.json")
+          assertUnavailable(yield* codedFailure(store.get), home, "EACCES", "secrets.json")
+          assertUnavailable(yield* codedFailure(store.set(custom)), home, "EACCES", "secrets.json")
+          const written = yield* Effect.promise(() =>
+            readFile(path.join(home, "settings.json")).then(
+              () => true,
+              () => false
+            )
+          )
+          assert.isFalse(written)
+        }),
+      EACCES_SECRETS
+    )
+  )
+
+  it.effect("a directory where settings.json should be (EISDIR on a real disk) is STORAGE_UNAVAILABLE", () =>
+    withStore((home) =>
+      Effect.gen(function* () {
+        const store = yield* SettingsStore
+        yield* Effect.promise(() => mkdir(path.join(home, "settings.json"), { recursive: true }))
+        assertUnavailable(yield* codedFailure(store.get), home, "EISDIR", "settings.json")
+      })
+    )
+  )
+
+  it.effect("a half-written settings.json is SETTINGS_INVALID at every length it can be cut to", () =>
+    withStore((home) =>
+      Effect.gen(function* () {
+        const store = yield* SettingsStore
+        yield* store.set(custom)
+        const file = path.join(home, "settings.json")
+        const whole = yield* Effect.promise(() => readFile(file, "utf8"))
+        const cut = whole.trimEnd()
+        const codes = new Set<string>()
+        for (let length = 0; length < cut.length; length++) {
+          yield* Effect.promise(() => writeFile(file, cut.slice(0, length)))
+          const error = yield* codedFailure(store.get)
+          codes.add(error.code)
+          assert.strictEqual(error.details?.file, "settings.json")
+        }
+        assert.deepStrictEqual([...codes], ["SETTINGS_INVALID"])
+      })
+    )
+  )
+
+  it.effect("reads while writes rename over settings.json always see one whole version", () =>
+    withStore(() =>
+      Effect.gen(function* () {
+        const store = yield* SettingsStore
+        yield* store.set(custom)
+        const versions = Array.from({ length: 30 }, (_, i) => ({
+          ...custom,
+          ollama: { ...custom.ollama, timeoutMs: 2_000 + i }
+        }))
+        const timeouts = new Set([custom, ...versions].map((v) => v.ollama.timeoutMs))
+        const writes = Effect.forEach(versions, (v) => store.set(v), { discard: true })
+        const reads = Effect.forEach(versions, () => Effect.map(store.get, (got) => got.ollama.timeoutMs))
+        const [, seen] = yield* Effect.all([writes, reads], { concurrency: 2 })
+        for (const timeout of seen) assert.isTrue(timeouts.has(timeout), `read a version never written: ${timeout}`)
+      })
+    )
+  )
+})
