@@ -10,9 +10,10 @@ import type { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { liveOf, release, seenFrom } from "./AgentProcess/Descendants.ts"
 import { outputLines, stderrTail } from "./AgentProcess/Output.ts"
@@ -80,7 +81,7 @@ const commandOf = (options: AgentSpawnOptions) =>
       stream: typeof options.stdin === "string" ? Stream.make(new TextEncoder().encode(options.stdin)) : options.stdin,
       endOnDone: true
     },
-    // The spawner's own release runs after ours and finds nothing left; these only matter if ours failed. It also
+    // The spawner's own release runs after ours, off the path (spawnWith); these only matter if ours failed. It also
     // sends killSignal to the group when the CLI exits non-zero, so members left behind are asked, not shot.
     killSignal: "SIGTERM",
     forceKillAfter: "1 second"
@@ -97,9 +98,17 @@ const spawnWith = Effect.fnUntraced(function* (
   spawner: ChildProcessSpawner.ChildProcessSpawner["Service"],
   options: AgentSpawnOptions
 ) {
-  const handle = yield* spawner
-    .spawn(commandOf(options))
-    .pipe(Effect.mapError((error) => startFailed(options.provider, error.message)))
+  // The spawner's own release waits for the CLI's process group to empty, zombies included. A descendant orphaned
+  // to PID 1 (codex's git helpers, a sandbox whose parent died first) keeps it non-empty until PID 1 reaps it, which
+  // in a container may be never: 1 s, SIGKILL, 1 s more before a session could say `ended` (issue 14: 1.3 s with
+  // real codex). Ours (below, run first) ends every live process and reaps the CLI; the spawner's then only watches
+  // zombies, so it runs off the path.
+  const spawnerScope = yield* Scope.make()
+  yield* Effect.addFinalizer(() => Effect.forkDetach(Scope.close(spawnerScope, Exit.void)))
+  const handle = yield* spawner.spawn(commandOf(options)).pipe(
+    Scope.provide(spawnerScope),
+    Effect.mapError((error) => startFailed(options.provider, error.message))
+  )
   const pid = handle.pid as number
   const leader = (yield* ProcessTree.identity(pid)) ?? { pid, pgid: pid, startTime: "" }
   const seen = seenFrom(leader)
