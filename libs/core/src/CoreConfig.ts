@@ -42,7 +42,7 @@ const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
  * A duration in milliseconds: `fallback` when unset, and also when set to anything but a positive integer, as Core
  * has always done (a typo in a test's environment must not stop Core from starting).
  */
-const milliseconds = (name: string, fallback: number) =>
+export const milliseconds = (name: string, fallback: number) =>
   Config.schema(PositiveInt, name).pipe(
     Config.withDefault(fallback),
     Config.orElse(() => Config.succeed(fallback))

@@ -1,10 +1,11 @@
 /**
  * AssetServer/Answers — how the asset server writes what it answers: the HTTP status of each refusal code, the
  * headers every answer carries, CORS for the ticket's own origin only, and a refusal as a JSON `{ code, message }`
- * that the client can read even while it is still sending a body. It does not decide whether to refuse (the checks
+ * that the client can read even while it is still sending a body, and the same for a request Node itself could not
+ * parse or that ran out of time. It does not decide whether to refuse (the checks
  * are AssetServer's and AssetServer/Transfer's).
  */
-import type { IncomingMessage, ServerResponse } from "node:http"
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http"
 import { ASSET_LIMITS, type AssetRefusal } from "@pedelec/contracts/Assets"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -83,4 +84,23 @@ export const refuse = (
   // The whole answer now, the end of the response (and a `Connection: close` hang-up) once the body is dropped.
   res.write(text)
   discard(req, () => res.end())
+}
+
+/** Node's own statuses for a request it gave up on: out of time, headers too big, or not HTTP it can parse. */
+const clientErrorStatus = (code: string | undefined) =>
+  code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : code === "HPE_HEADER_OVERFLOW" ? 431 : 400
+
+/** The raw bytes of that answer, with the coded body every other refusal has (Node's own has none). */
+export const clientErrorAnswer = (error: NodeJS.ErrnoException): string => {
+  const status = clientErrorStatus(error.code)
+  const failure = refusal("INVALID_INPUT", { reason: `${STATUS_CODES[status]} (${error.code ?? "unparsable"})` })
+  const text = JSON.stringify({ code: failure.code, message: failure.message } satisfies AssetRefusal)
+  const headers = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    ...Object.entries(COMMON).map(([name, value]) => `${name}: ${value}`),
+    "content-type: application/json",
+    `content-length: ${Buffer.byteLength(text)}`,
+    "connection: close"
+  ]
+  return `${headers.join("\r\n")}\r\n\r\n${text}`
 }
