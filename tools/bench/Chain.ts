@@ -6,7 +6,8 @@
  *   1. The raw echo itself: sequential round trips, pipelined throughput, one-way host → page bursts.
  *   2. A tool call as the agent sees it (pedelec-cli → Core → host → extension → SDK → handler → back), next to the
  *      raw echo round trip and to `node -e ""` (the agent spawns a process for every call anyway; Cli's figure).
- *   3. Chat deltas counted by the page's onChatDelta, next to a host → page burst of the same shape.
+ *   3. Chat deltas as the page's onChatDelta got them (coalesced by Core), next to a host → page burst of the same
+ *      shape; and lone deltas timed from the agent's emit, for the latency coalescing may add.
  *   4. One 3.6 MB chat message (the E2E size case): Core publish → page per event, and the CPU each process used.
  * It does not start the chain's parts itself (apps/e2e/src/chain does) nor time in-page code (chain/bench-page).
  */
@@ -78,19 +79,43 @@ const measureToolCalls = async (page: Page, sessionId: string) => {
   return stats(times)
 }
 
-/** Deltas first to last as onChatDelta saw them, and Core publish → page for each. */
+/**
+ * The text of `count` deltas as onChatDelta saw it: Core coalesces deltas that queue up, so the page may get fewer
+ * calls with the same text. The time runs from Core's publish of the first (its `at`, so the first event's transit
+ * is in it, unlike the raw burst's first-to-last) to the page's receipt of the last; the rate counts the deltas the
+ * agent wrote.
+ */
 const measureDeltas = async (chain: RunningChain, page: Page, sessionId: string) => {
   const runs = []
   for (const shape of DELTA_CASES) {
     const text = script(...Array.from({ length: shape.count }, () => `delta ${"d".repeat(shape.chars)}`))
     const run = await turn(page, sessionId, text)
-    if (run.deltas.length !== shape.count) throw new Error(`${shape.name}: the page saw ${run.deltas.length} deltas`)
-    const ms = run.deltas.at(-1)![2] - run.deltas[0]![2]
-    const bytes = run.deltas.reduce((sum, [, , , chars]) => sum + chars, 0)
+    const chars = run.deltas.reduce((sum, [, , , n]) => sum + n, 0)
+    if (chars !== shape.count * shape.chars) throw new Error(`${shape.name}: the page saw ${chars} characters`)
+    const events = await coreEvents(chain.home, sessionId)
+    const firstAt = events.get(run.deltas[0]![0])?.at ?? Number.NaN
+    const ms = run.deltas.at(-1)![1] - firstAt
     const latency = stats(await publishToPage(chain.home, sessionId, run.deltas))
-    runs.push({ ...shape, rate: rate(shape.count, bytes, ms), latency })
+    runs.push({ ...shape, events: run.deltas.length, rate: rate(shape.count, chars, ms), latency })
   }
   return runs
+}
+
+const LONE_DELTAS = 40
+/**
+ * Lone deltas, 25 ms apart (slower than the chain drains them, so nothing queues): each carries the agent's emit
+ * time (`stamp`). Emit → Core publish is what coalescing could add; emit → page is what a reader sees.
+ */
+const measureLoneDeltas = async (chain: RunningChain, page: Page, sessionId: string) => {
+  const lines = Array.from({ length: LONE_DELTAS }, () => ["stamp", "sleep 25"]).flat()
+  const run = await turn(page, sessionId, script(...lines))
+  const events = await coreEvents(chain.home, sessionId)
+  const emitted = (text: string) => Number(/^@(\d+) $/.exec(text)?.[1])
+  const lone = run.deltaTexts.map((text, i) => ({ emit: emitted(text), arrival: run.deltas[i]! }))
+  if (lone.length !== LONE_DELTAS || lone.some((d) => !Number.isFinite(d.emit)))
+    throw new Error(`lone deltas: the page saw ${lone.length} of ${LONE_DELTAS}, or one merged`)
+  const toCore = lone.map((d) => (events.get(d.arrival[0])?.at ?? Number.NaN) - d.emit)
+  return { toCore: stats(toCore), toPage: stats(lone.map((d) => d.arrival[1] - d.emit)) }
 }
 
 /** A first turn remembers half (its own 1.8 MB echo included), the timed one the rest and recalls all of it. */
@@ -117,8 +142,9 @@ const measure = async (chain: RunningChain, echoId: string) => {
   const { node } = await startup()
   const tool = await measureToolCalls(page, sessionId)
   const deltas = await measureDeltas(chain, page, sessionId)
+  const lone = await measureLoneDeltas(chain, page, sessionId)
   const big = await measureBigMessage(chain, page, sessionId)
-  return { floor, node, tool, deltas, big }
+  return { floor, node, tool, deltas, lone, big }
 }
 
 type Measured = Awaited<ReturnType<typeof measure>>
@@ -137,9 +163,11 @@ const printMeasured = (out: Report, m: Measured) => {
   out.say("tool call: pedelec-cli → Core → host → extension → SDK → handler → back (as the agent timed it)")
   out.row('node -e "" (spawn to exit; shared with cli)', m.node)
   out.row("tool-call round trip via the page", m.tool)
-  out.say("chat deltas at the page (onChatDelta, first to last)")
-  for (const run of m.deltas) out.rateRow(run.name, run.rate)
+  out.say("chat deltas at the page (Core's first publish to the page's last onChatDelta)")
+  for (const run of m.deltas) out.rateRow(`${run.name} (${run.events} events at the page)`, run.rate)
   for (const run of m.deltas) out.row(`  Core publish → page, ${run.name}`, run.latency)
+  out.row(`lone delta: agent emit → Core publish (${LONE_DELTAS}, 25 ms apart)`, m.lone.toCore)
+  out.row("lone delta: agent emit → page", m.lone.toPage)
   out.say(`3.6 MB chat message (remember + recall; the turn took ${m.big.ms.toFixed(0)} ms at the page)`)
   for (const a of m.big.arrivals) {
     const size = a.chars >= 10_000 ? `${((a.chars * 3) / MB).toFixed(1)} MB` : `${a.chars} chars`
@@ -166,6 +194,9 @@ const printRatios = (out: Report, m: Measured) => {
     const echoNames = [`deltas_${run.key}_vs_raw_echo_1KB`, `deltas_${run.key}_mb_vs_raw_echo_1KB`] as const
     out.rateRatio(`${run.name} / raw echo pipelined 1 KB`, run.rate, m.floor.small, echoNames)
   }
+  out.factors("lone delta: agent emit → Core publish, p99 (ms)", [
+    { name: "delta_added_latency_p99_ms", value: m.lone.toCore.p99 }
+  ])
   // One chat_delta and one chat carry the whole 3.6 MB; the last of each kind is the message.
   for (const kind of ["chat_delta", "chat"] as const) {
     const whole = m.big.arrivals.filter((a) => a.kind === kind && a.chars >= 1_000_000).at(-1)

@@ -102,7 +102,7 @@ describe.each(["http", "https"] as const)("the main scenario on an %s origin", (
     ])
   })
 
-  test("chat deltas arrive once each, in order, before the complete message", async () => {
+  test("chat deltas arrive once, in order, before the complete message", async () => {
     const text = script("delta Hel", "delta lo, ", "delta world")
     const { result, seen } = await page.evaluate(
       async ({ sessionId, text }) => {
@@ -114,7 +114,10 @@ describe.each(["http", "https"] as const)("the main scenario on an %s origin", (
     )
     expect(result).toMatchObject({ reason: "completed", text: "Hello, world" })
     const deltas = seen.filter((item) => item.kind === "delta")
-    expect(deltas.map((item) => item.text)).toEqual(["Hel", "lo, ", "world"])
+    // Core coalesces deltas that queue up together: the page may get fewer, never other text or another order.
+    expect(deltas.map((item) => item.text).join("")).toBe("Hello, world")
+    expect(deltas.length).toBeGreaterThanOrEqual(1)
+    expect(deltas.every((item) => item.text !== "")).toBe(true)
     const chat = seen.find((item) => item.kind === "chat")
     expect(chat?.text).toBe("Hello, world")
     const fromCore = seen.filter((item) => item.source === "core").map((item) => item.seq)

@@ -3,6 +3,11 @@
  * events (chat, chat deltas; hidden for prepare turns), records the provider's session id, and watches for stalls
  * (a clock that stops while a tool call is with the page). It returns how the turn ended; it does not publish the
  * completion or change the status (Sessions does), and cancelling a turn is interrupting this effect.
+ *
+ * Deltas are coalesced by natural batching, never by a timer: the provider's events are read ahead into a bounded
+ * buffer, and the deltas that queued up while the previous event was being published go out as one `chat_delta`.
+ * A lone delta waits for nothing; a burst costs one seq, one log line and one frame per batch instead of per delta
+ * (2,000 deltas of 100 B reached the page at 0.22× the raw burst when each was its own event).
  */
 import type { SessionId, TurnId } from "@pedelec/contracts/Ids"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
@@ -10,6 +15,7 @@ import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import type { TurnKind } from "@pedelec/contracts/Session"
 import type { SessionProcess, TurnInput } from "@pedelec/providers/Provider"
+import type * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -46,6 +52,29 @@ interface Progress {
 }
 
 type Publish = (body: EventBody) => Effect.Effect<void, PedelecError>
+
+/** Provider events read ahead of publishing; past it the CLI's stdout backs up, as it would without the buffer. */
+const READ_AHEAD = 1_024
+/** A coalesced delta stays far below the 1 MiB frame every hop to the page allows (3 UTF-8 bytes per char at most). */
+export const MAX_COALESCED_DELTA_CHARS = 64 * 1024
+
+/** Consecutive deltas in one batch become one, up to the cap; every other event keeps its place. */
+export const coalesceDeltas = (
+  events: Arr.NonEmptyReadonlyArray<ProviderEvent>
+): Arr.NonEmptyReadonlyArray<ProviderEvent> => {
+  const out: Array<ProviderEvent> = []
+  for (const event of events) {
+    const last = out.at(-1)
+    if (
+      event.type === "delta" &&
+      last?.type === "delta" &&
+      last.text.length + event.text.length <= MAX_COALESCED_DELTA_CHARS
+    ) {
+      out[out.length - 1] = { type: "delta", text: last.text + event.text }
+    } else out.push(event)
+  }
+  return out as unknown as Arr.NonEmptyReadonlyArray<ProviderEvent>
+}
 
 const handleEvent = Effect.fnUntraced(function* (
   job: TurnJob,
@@ -124,6 +153,8 @@ export class TurnRunner extends Context.Service<
           job.kind === "user" ? events.publish(job.sessionId, body).pipe(Effect.asVoid) : Effect.void
         const consume = job.process.send(job.input).pipe(
           Stream.takeUntil((event) => event.type === "completed" || event.type === "error"),
+          Stream.buffer({ capacity: READ_AHEAD }),
+          Stream.mapArray(coalesceDeltas),
           Stream.runForEach((event) => handleEvent(job, progress, publish, event))
         )
         const result = yield* Effect.raceFirst(consume, watchStalls(job, progress, config.stallTimeoutMs)).pipe(

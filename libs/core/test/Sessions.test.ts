@@ -143,9 +143,12 @@ describe("Sessions in-process", () => {
         const completions = ofType("turn_completed")(events)
         assert.strictEqual(completions.length, 1)
         assert.deepStrictEqual([completions[0]?.turnId, completions[0]?.reason], [turnId, "completed"])
-        assert.deepStrictEqual(
-          ofType("chat_delta")(events).map((e) => e.delta),
-          ["Hel", "lo"]
+        // Deltas that queue up together are coalesced; their text is the same, in order.
+        assert.strictEqual(
+          ofType("chat_delta")(events)
+            .map((e) => e.delta)
+            .join(""),
+          "Hello"
         )
         assert.strictEqual(yield* status(sessionId), "idle")
         // The idle status comes before the completion: a page that looks once it hears the completion sees idle.
@@ -158,6 +161,35 @@ describe("Sessions in-process", () => {
           ["status_changed", "turn_completed"]
         )
         assert.include(agent.sent[0]?.prompt ?? "", "hello")
+      })
+    )
+  )
+
+  it.effect("a burst of deltas is coalesced into fewer events: same text, same order, seqs without a hole", () =>
+    withCore((agent) =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const { sessionId } = yield* created()
+        const seen = yield* watch(sessionId, completion)
+        yield* settle
+        yield* sessions.sendText(ORIGIN, sessionId, "stream")
+        const parts = Array.from({ length: 300 }, (_, i) => `part-${i} `)
+        yield* agent.say(
+          ...parts.map((text) => ({ type: "delta" as const, text })),
+          { type: "message", text: "after" },
+          { type: "delta", text: "tail" },
+          { type: "completed", text: "done" }
+        )
+        const events = yield* Fiber.join(seen)
+        const deltas = ofType("chat_delta")(events).map((e) => e.delta)
+        assert.isBelow(deltas.length, 300)
+        // The message between them is a boundary: nothing is merged across it.
+        assert.deepStrictEqual(deltas.slice(-1), ["tail"])
+        assert.strictEqual(deltas.slice(0, -1).join(""), parts.join(""))
+        assert.deepStrictEqual(
+          events.map((e) => e.seq),
+          events.map((_, i) => events[0]!.seq + i)
+        )
       })
     )
   )

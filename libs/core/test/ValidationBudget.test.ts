@@ -98,6 +98,12 @@ const otherCallWaits = (ids: { hostile: SessionId; echo: SessionId }, hostileArg
     return { waitedMs, refused: detailsOf(refused), bombMs: performance.now() - started }
   })
 
+/**
+ * On the loop, the other call waited behind the hostile one (10,610 ms for the slow regex); off it, 40–120 ms on a
+ * quiet machine. The bound sits far below the first and far above the second, so a loaded CI box does not fail it.
+ */
+const SERVED_WITHIN_MS = 1_000
+
 describe("tool-call validation budget", () => {
   it.live(
     "a slow-regex call fails TOOL_ARGS_INVALID (limit time) while another session's call is offered at once",
@@ -108,7 +114,7 @@ describe("tool-call validation budget", () => {
           process.stdout.write(
             `slow regex: the other call waited ${result.waitedMs.toFixed(1)} ms; refused after ~${result.bombMs.toFixed(0)} ms\n`
           )
-          assert.isBelow(result.waitedMs, 200)
+          assert.isBelow(result.waitedMs, SERVED_WITHIN_MS)
           assert.strictEqual(result.refused.code, "TOOL_ARGS_INVALID")
           assert.strictEqual((result.refused as { limit?: string }).limit, "time")
         })
@@ -126,7 +132,7 @@ describe("tool-call validation budget", () => {
           process.stdout.write(
             `oneOf bomb: the other call waited ${result.waitedMs.toFixed(1)} ms; refused after ~${result.bombMs.toFixed(0)} ms\n`
           )
-          assert.isBelow(result.waitedMs, 200)
+          assert.isBelow(result.waitedMs, SERVED_WITHIN_MS)
           assert.strictEqual(result.refused.code, "TOOL_ARGS_INVALID")
           assert.strictEqual((result.refused as { limit?: string }).limit, "work")
         })

@@ -31,6 +31,7 @@ export interface TurnRun {
   readonly sentAt: number
   readonly doneAt: number
   readonly deltas: Array<Arrival>
+  readonly deltaTexts: Array<string>
   readonly chats: Array<Arrival>
   readonly chatTexts: Array<string>
 }
@@ -111,9 +112,12 @@ const bench = {
     const deltas: Array<Arrival> = []
     const chats: Array<Arrival> = []
     const chatTexts: Array<string> = []
-    const offDelta = session.onChatDelta((delta, ctx) =>
+    const deltaTexts: Array<string> = []
+    const offDelta = session.onChatDelta((delta, ctx) => {
       deltas.push([ctx.seq, ctx.receivedAt, performance.now(), delta.length])
-    )
+      // Only the short ones: the lone deltas' emit stamps, not the size cases.
+      if (delta.length < 64) deltaTexts.push(delta)
+    })
     const offChat = session.onChat((chat, ctx) => {
       chats.push([ctx.seq, ctx.receivedAt, performance.now(), chat.length])
       // Only the short lines: the tool calls' reports, not the megabytes of the size cases.
@@ -125,7 +129,8 @@ const bench = {
     try {
       const result = await session.sendText(text, { timeoutMs: 60_000 })
       const doneAt = performance.now()
-      return { turnId: result.turnId, reason: result.reason, sentAtWall, sentAt, doneAt, deltas, chats, chatTexts }
+      const { turnId, reason } = result
+      return { turnId, reason, sentAtWall, sentAt, doneAt, deltas, deltaTexts, chats, chatTexts }
     } finally {
       offDelta()
       offChat()

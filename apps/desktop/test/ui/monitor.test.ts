@@ -273,8 +273,9 @@ describe("Event monitor", () => {
   it("shows 10,000 events quickly and keeps the DOM small while scrolling to the end", async () => {
     const { page } = desk()
     const session = await drive()
-    const deltas = Array.from({ length: 10_000 }, (_, i) => `delta word-${i} `)
-    await session.turn(script(...deltas), 120_000)
+    // A delta and a chat each: consecutive deltas would be coalesced into far fewer events.
+    const says = Array.from({ length: 5_000 }, (_, i) => `say word-${i}`)
+    await session.turn(script(...says), 120_000)
     const completed = session.seen.find((e) => e.type === "turn_completed")
     expect(completed?.type === "turn_completed" ? [completed.reason, completed.error?.code] : []).toEqual([
       "completed",

@@ -4,7 +4,8 @@
  * line. It owns nothing but its per-session memory file; it reaches Core only through a real `pedelec-cli` on PATH.
  * Decoding its output is ScriptedAdapter's job.
  *
- * Commands: `say <text>`, `delta <text>` (consecutive deltas also make one message), `call <tool> <json>`,
+ * Commands: `say <text>`, `delta <text>` (consecutive deltas also make one message), `stamp` (a delta of
+ * `@<Date.now()> `, the emit time, so a bench can time a delta from the agent on), `call <tool> <json>`,
  * `cli <args…>`, `sleep <ms>`, `crash <code>`, `hang` (ignores SIGINT/SIGTERM), `garbage`, `grandchild` (setsid,
  * pid to $SCRIPTED_PID_FILE), `error <CODE> <message>`, `remember <text>`, `recall`, `read <path>` and
  * `write <path> <text>` (workspace files, e.g. assets). Output: `session` first, then
@@ -112,7 +113,17 @@ const garbage = async () => {
 
 const run = async (sessionId: string, script: ReadonlyArray<string>) => {
   let pending = ""
+  // Consecutive deltas leave in one write, as a CLI's buffered stdout sends a burst: a write per line would make
+  // this agent, not Pedelec, the slowest part of a bench's delta burst.
+  let unsent: Array<string> = []
+  const send = async () => {
+    if (unsent.length === 0) return
+    const lines = unsent.join("")
+    unsent = []
+    await write(process.stdout, lines)
+  }
   const flush = async () => {
+    await send()
     if (pending === "") return
     const text = pending
     pending = ""
@@ -120,9 +131,10 @@ const run = async (sessionId: string, script: ReadonlyArray<string>) => {
   }
   for (const line of script) {
     const { name, arg } = parseCommand(line)
-    if (name === "delta") {
-      pending += arg
-      await emit({ type: "delta", text: arg })
+    if (name === "delta" || name === "stamp") {
+      const text = name === "stamp" ? `@${Date.now()} ` : arg
+      pending += text
+      unsent.push(`${JSON.stringify({ type: "delta", text } satisfies Event)}\n`)
       continue
     }
     await flush()
