@@ -38,8 +38,11 @@ export interface FullDisk {
   readonly view: string
   /** What the sandbox (bwrap, the loop, every Core) wrote to stderr so far. */
   readonly stderr: () => string
-  /** The announcement of the Core serving the home (other than `notPid`), its socket as this process reaches it. */
-  readonly core: (notPid?: number) => Promise<CoreRuntimeInfo>
+  /**
+   * The announcement of the Core serving the home (other than `notPid`), its socket as this process reaches it;
+   * rejects after `timeoutMs` (20 s by default) without one.
+   */
+  readonly core: (notPid?: number, timeoutMs?: number) => Promise<CoreRuntimeInfo>
   /** Stops the running Core (SIGTERM, or `signal`) and resolves with the one the loop starts next. */
   readonly restart: (signal?: NodeJS.Signals) => Promise<CoreRuntimeInfo>
   /** Fills the tmpfs to its last page; resolves with the bytes the filler took. */
@@ -142,15 +145,15 @@ const checkFiles = async (view: string): Promise<FilesCheck> => {
   }
 }
 
-const announced = async (home: string, view: string, stderr: () => string, notPid?: number) => {
-  for (let waited = 0; waited < ANNOUNCE_TIMEOUT_MS; waited += POLL_MS) {
+const announced = async (home: string, view: string, stderr: () => string, notPid?: number, timeoutMs?: number) => {
+  for (let waited = 0; waited < (timeoutMs ?? ANNOUNCE_TIMEOUT_MS); waited += POLL_MS) {
     const info = await announcement(view)
     if (info !== undefined && info.pid !== notPid) {
       return { ...info, socketPath: path.join(view, path.relative(home, info.socketPath)) }
     }
     await sleep(POLL_MS)
   }
-  throw new Error(`no Core announced itself in the sandbox:\n${stderr()}`)
+  throw new Error(`no Core announced itself in the sandbox:\n${stderr().slice(-2000)}`)
 }
 
 const exited = (child: ChildProcess) =>
@@ -179,7 +182,7 @@ export const startFullDisk = async (options: FullDiskOptions = {}): Promise<Full
   const stderr = () => stderrText
   const view = `/proc/${await shellPid(bwrap)}/root${home}`
   const filler = path.join(view, "filler")
-  const core = (notPid?: number) => announced(home, view, stderr, notPid)
+  const core = (notPid?: number, timeoutMs?: number) => announced(home, view, stderr, notPid, timeoutMs)
   const restart = async (signal: NodeJS.Signals = "SIGTERM") => {
     const old = await core()
     await terminate(old.pid, 10_000, signal)
