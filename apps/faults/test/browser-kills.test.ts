@@ -34,7 +34,7 @@ const TRIALS = 20
 const seed = faultSeed()
 const TURN = script('call add {"a":1,"b":2}', "delta one", 'call add {"a":3,"b":4}', "say done")
 /** How long a turn may take to end after the kill: the SDK's backoff tops out well below it. */
-const COMPLETION_WAIT_MS = 20_000
+const COMPLETION_WAIT_MS = 12_000
 
 type Target = "native host" | "extension service worker"
 
