@@ -2,8 +2,9 @@
 // (pinned, installed by the global setup) against the scripted model server of @pedelec/test-kit, with the
 // least-privilege invocation Core uses by default. A text turn; a page tool call made from the CLI's own shell (so
 // PEDELEC_SESSION_CAP reached it); a resumed turn that keeps its context (the server's log shows the history); a model
-// error with its code and a good turn after it; a cancel during a long tool call that leaves no process. Each
-// provider's file only says how its CLI is pointed at the server and what it cannot do.
+// error with its code and a good turn after it; a cancel during a long tool call that leaves no process; an end during
+// a pending tool call that is over within 1 s (EndDuringCall.ts). Each provider's file only says how its CLI is
+// pointed at the server and what it cannot do.
 // An adapter that keeps its CLI warm also shows that two turns of a session run in one process, and that the turn
 // after a cancel resumes the conversation in a new one.
 
@@ -35,6 +36,7 @@ import {
   stopCore,
   waitUntil
 } from "../test/harness.ts"
+import { itEndsDuringPendingCall } from "./EndDuringCall.ts"
 
 export interface LiveProvider {
   readonly code: ProviderCode
@@ -286,4 +288,15 @@ export const describeLiveProvider = (provider: LiveProvider) =>
           expect(left).toEqual([])
         })
       ))
+
+    itEndsDuringPendingCall({
+      code: provider.code,
+      processName: provider.processName,
+      turnTimeoutMs: provider.turnTimeoutMs,
+      viaShell: provider.toolCall === undefined,
+      session,
+      waitDirective: (sessionId) =>
+        provider.toolCall?.directive("wait", "{}") ?? shellToolCall(sessionId, "wait", "{}"),
+      live
+    })
   })

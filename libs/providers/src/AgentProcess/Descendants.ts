@@ -1,9 +1,10 @@
 /**
  * AgentProcess/Descendants — every process an agent CLI started, kept known while it lives (updated from a table
- * the shared AgentProcess/Watch scan hands it), and the release sequence that ends them all: SIGINT to every group
- * seen, a grace, then ProcessTree's kill of the whole tree. It does not start the CLI or read its output
+ * the shared AgentProcess/Watch scan hands it), and the release sequence that ends them all: SIGINT leaves first, a
+ * grace, then ProcessTree's kill of the whole tree. It does not start the CLI or read its output
  * (AgentProcess), nor scan on a timer (Watch); ProcessTree owns the process table and the signals.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ProcessTree from "../ProcessTree.ts"
 import type { ProcessRecord } from "../Provider.ts"
@@ -61,16 +62,58 @@ export const track = (seen: Seen) => Effect.map(ProcessTree.snapshot, (table) =>
 /** The processes seen that are still alive. */
 export const liveOf = (seen: Seen) => Effect.suspend(() => ProcessTree.liveRecords([...seen.values()]))
 
-/** Asks every group seen to stop, waits a grace, then kills whatever is left and waits for node to reap the CLI. */
+/** How often an unwind looks again: a parent reaps a child that died within a few ms. */
+const UNWIND_POLL_MS = 20
+
+/** SIGINT to the processes seen that are alive and childless (not even a zombie child left); returns how many live. */
+const interruptLeaves = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInfo>, asked: Set<string>) => {
+  update(seen, table)
+  const byPid = new Map(table.map((info) => [info.pid, info]))
+  const parents = new Set(table.map((info) => info.ppid))
+  const live = [...seen.values()].filter((r) => ProcessTree.matches(r, byPid.get(r.pid)))
+  for (const record of live) {
+    if (parents.has(record.pid) || asked.has(keyOf(record)) || record.pid <= 1 || record.pid === process.pid) continue
+    asked.add(keyOf(record))
+    try {
+      process.kill(record.pid, "SIGINT")
+    } catch {
+      // Gone since the look: nothing to ask.
+    }
+  }
+  return live.length
+}
+
+/**
+ * Asks the tree to stop leaves first: a process gets SIGINT once none of its children is left, not even as a zombie,
+ * so every parent is still there to reap its child. All at once, a parent dies first (codex's bwrap does on SIGINT)
+ * and its orphaned child's zombie waits for PID 1, which in a container may never reap it (issue 14). A level that
+ * ignores SIGINT holds its parents back for half the grace; then every group seen is asked, as a turn cancel always
+ * asked the CLI. True once nothing seen is alive.
+ */
+const unwind = Effect.fnUntraced(function* (seen: Seen) {
+  const asked = new Set<string>()
+  // Timed by the clock, not by rounds: a look at the whole table takes longer on a loaded machine.
+  const startedAt = yield* Clock.currentTimeMillis
+  let groupsAsked = false
+  for (let waited = 0; waited < INTERRUPT_GRACE_MS; waited = (yield* Clock.currentTimeMillis) - startedAt) {
+    if (interruptLeaves(seen, yield* ProcessTree.snapshot, asked) === 0) return true
+    if (!groupsAsked && waited >= INTERRUPT_GRACE_MS / 2) {
+      groupsAsked = true
+      yield* ProcessTree.signalGroups([...seen.values()], "SIGINT")
+    }
+    yield* Effect.sleep(UNWIND_POLL_MS)
+  }
+  return (yield* liveOf(seen)).length === 0
+})
+
+/** Asks the tree to stop (leaves first), waits a grace, then kills whatever is left and waits for node to reap the CLI. */
 export const release = Effect.fnUntraced(function* (seen: Seen, exit: Effect.Effect<unknown>) {
   yield* track(seen)
   if ((yield* liveOf(seen)).length === 0) return
-  yield* ProcessTree.signalGroups([...seen.values()], "SIGINT")
-  for (let waited = 0; waited < INTERRUPT_GRACE_MS && (yield* liveOf(seen)).length > 0; waited += 100) {
-    yield* Effect.sleep(100)
+  if (!(yield* unwind(seen))) {
+    yield* track(seen)
+    yield* ProcessTree.killTree([...seen.values()], { graceMs: TERM_GRACE_MS })
   }
-  yield* track(seen)
-  yield* ProcessTree.killTree([...seen.values()], { graceMs: TERM_GRACE_MS })
   // A killed CLI can be a zombie for a moment; once node has reaped it, its pid is really free.
   yield* Effect.timeoutOption(exit, EXIT_REAP_MS)
 })
