@@ -10,7 +10,7 @@
  * and how answers are written AssetServer/Answers'.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { AddressInfo } from "node:net"
 import type { Duplex } from "node:stream"
 import { ASSET_TICKET_HEADER } from "@pedelec/contracts/Assets"
 import * as Context from "effect/Context"
@@ -100,16 +100,19 @@ const handle = (listener: Listener, req: IncomingMessage, res: ServerResponse) =
 }
 
 /**
- * Node's own answer to a request it gave up on is a bare 408 even to a socket that never sent a byte: a silent peer
- * never reads it, so it never sees the hang-up behind it (its socket looked open for good, issue 14). A silent socket
- * is closed with nothing written, so any peer sees the close at once; any other gets the status with a coded body,
- * unless an answer of ours is already on the wire, which only a hang-up can end.
+ * Node's own answer to a request that ran out of time before its headers is a bare 408, even to a socket that never
+ * sent a byte: a silent peer never reads it, so it never sees the hang-up behind it (its socket looked open for good,
+ * issue 14). Such a socket is closed with nothing written, so any peer sees the close at once (`bytesRead` cannot
+ * tell silent from dripping: Node's parser reads the socket's handle itself). Any other request Node gave up on gets
+ * the status with a coded body, unless an answer of ours is already on the wire: that one is ended by a hang-up once it is out.
  */
 const onClientError = (listener: Listener) => (error: NodeJS.ErrnoException, socket: Duplex) => {
   const answer = listener.answers.get(socket)
+  const beforeHeaders = error.code === "ERR_HTTP_REQUEST_TIMEOUT" && answer === undefined
   const midAnswer = answer?.headersSent === true && !answer.writableEnded
-  if ((socket as Socket).bytesRead === 0 || !socket.writable || midAnswer) return void socket.destroy()
-  socket.end(clientErrorAnswer(error), () => socket.destroy())
+  if (beforeHeaders || !socket.writable) return void socket.destroy()
+  // What of our answer is written still goes out (a refusal is whole before its body is read), then the hang-up.
+  socket.end(midAnswer ? undefined : clientErrorAnswer(error), () => socket.destroy())
 }
 
 /** Bound for the life of the layer's scope; closing it drops every open connection. */
