@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
 import { writeFileAtomic } from "./SettingsStore.ts"
-import { orStorageFailure, type StorageFailure } from "./StorageFailure.ts"
+import { orStorageFailure, readIfPresent, type StorageFailure } from "./StorageFailure.ts"
 
 const Millis = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
@@ -126,11 +126,8 @@ const write = Effect.fnUntraced(function* (records: Records, record: SessionReco
 const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId) {
   const { fs } = records
   const file = fileOf(records, sessionId)
-  const text = yield* fs.readFileString(file).pipe(
-    Effect.map((content): string | undefined => content),
-    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
-    Effect.orDie
-  )
+  // A record the disk will not give back (EIO) is left where it is: it may read fine once the disk recovers.
+  const text = yield* fs.readFileString(file).pipe(readIfPresent("reading a session record"))
   if (text === undefined) return yield* Effect.fail(notFound(sessionId))
   const record = parseRecord(sessionId, text)
   if (record !== undefined) return record
@@ -218,8 +215,10 @@ export class SessionStore extends Context.Service<
      * never be resumed. Fails only when even the removal fails.
      */
     readonly saveEnded: (record: SessionRecord) => Effect.Effect<void, StorageFailure>
-    /** Missing or unreadable (then moved aside) → `SESSION_NOT_FOUND`. */
-    readonly load: (sessionId: SessionId) => Effect.Effect<SessionRecord, PedelecErrorOf<"SESSION_NOT_FOUND">>
+    /** Missing or not a record (then moved aside) → `SESSION_NOT_FOUND`; a read the disk refuses → StorageFailure. */
+    readonly load: (
+      sessionId: SessionId
+    ) => Effect.Effect<SessionRecord, PedelecErrorOf<"SESSION_NOT_FOUND"> | StorageFailure>
     /** Every readable record, in id order; unreadable ones are moved aside. */
     readonly list: Effect.Effect<ReadonlyArray<SessionRecord>>
     /** Read-modify-write, one at a time per session; returns what was written. */

@@ -2,58 +2,21 @@
 // where the file should be) is a coded STORAGE_UNAVAILABLE naming the file but not its path, never a defect; a
 // half-written settings.json (a writer that is not ours, cut short by a full disk) is SETTINGS_INVALID at every
 // length; reads while writes rename over the file always see one whole version. The faults a real disk cannot be
-// made to give on demand (EIO; EACCES, which root ignores) come from a FileSystem whose reads of one file fail.
+// made to give on demand (EIO; EACCES, which root ignores) come from support/FaultyReads.
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { type PedelecError, PedelecError as PedelecErrorClass } from "@pedelec/contracts/PedelecError"
+import type { PedelecError } from "@pedelec/contracts/PedelecError"
 import { DEFAULT_SETTINGS, type Settings } from "@pedelec/contracts/Settings"
-import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
-import * as PlatformError from "effect/PlatformError"
 import { CorePaths } from "../src/CorePaths.ts"
 import { SettingsStore } from "../src/SettingsStore.ts"
+import { codedFailure, EACCES, EIO, faultyReads, type ReadFault } from "./support/FaultyReads.ts"
 
 const custom: Settings = { ...DEFAULT_SETTINGS, defaultProvider: "claude", defaultModels: { ollama: "llama3.2" } }
-
-/** Which file's reads fail, and with which errno (Node's code on the cause, as the real file system reports it). */
-interface ReadFault {
-  readonly name: string
-  readonly errno: string
-  readonly tag: PlatformError.SystemErrorTag
-}
-
-const failedRead = (file: string, fault: ReadFault) =>
-  PlatformError.systemError({
-    _tag: fault.tag,
-    module: "FileSystem",
-    method: "readFile",
-    syscall: "read",
-    pathOrDescriptor: file,
-    cause: Object.assign(new Error(`${fault.errno}: read ${file}`), { code: fault.errno })
-  })
-
-/** The real file system, except that reading `fault.name` fails. */
-const faultyReads = (fault: ReadFault | undefined) =>
-  Layer.effect(
-    FileSystem.FileSystem,
-    Effect.map(FileSystem.FileSystem, (fs) =>
-      fault === undefined
-        ? fs
-        : {
-            ...fs,
-            readFileString: (file: string, encoding?: string) =>
-              path.basename(file) === fault.name
-                ? Effect.fail(failedRead(file, fault))
-                : fs.readFileString(file, encoding)
-          }
-    )
-  )
 
 const withStore = <A, E>(body: (home: string) => Effect.Effect<A, E, SettingsStore>, fault?: ReadFault) =>
   Effect.gen(function* () {
@@ -69,17 +32,6 @@ const withStore = <A, E>(body: (home: string) => Effect.Effect<A, E, SettingsSto
     return yield* body(home).pipe(Effect.provide(layer))
   }).pipe(Effect.scoped)
 
-/** The failure of `effect`, which must be a coded PedelecError: a defect or a success fails the test. */
-const codedFailure = <A, E>(effect: Effect.Effect<A, E>) =>
-  Effect.gen(function* () {
-    const exit = yield* Effect.exit(effect)
-    if (Exit.isSuccess(exit)) return assert.fail("expected a failure, got a success")
-    const error = Cause.findErrorOption(exit.cause)
-    if (error._tag === "None" || !(error.value instanceof PedelecErrorClass))
-      return assert.fail(`expected a coded failure, got ${Cause.pretty(exit.cause).slice(0, 400)}`)
-    return error.value as PedelecError
-  })
-
 const assertUnavailable = (error: PedelecError, home: string, errno: string, file: string) => {
   assert.strictEqual(error.code, "STORAGE_UNAVAILABLE")
   assert.strictEqual(error.details?.errno, errno)
@@ -88,8 +40,8 @@ const assertUnavailable = (error: PedelecError, home: string, errno: string, fil
   assert.notInclude(`${error.message} ${JSON.stringify(error.details)}`, home)
 }
 
-const EIO_SETTINGS: ReadFault = { name: "settings.json", errno: "EIO", tag: "Unknown" }
-const EACCES_SECRETS: ReadFault = { name: "secrets.json", errno: "EACCES", tag: "PermissionDenied" }
+const EIO_SETTINGS = EIO("settings.json")
+const EACCES_SECRETS = EACCES("secrets.json")
 
 describe("SettingsStore reads on a failing disk", () => {
   it.effect("get: settings.json read failing EIO is STORAGE_UNAVAILABLE, not a defect", () =>
