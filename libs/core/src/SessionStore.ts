@@ -2,10 +2,11 @@
  * SessionStore — owns the session records `$PEDELEC_HOME/sessions/<sessionId>.json` (folder 0700, files 0600,
  * written atomically), so `resumeSession` works after a Core restart and the start-up sweep and reaper know what
  * ran. It does NOT hold live state (Sessions does), decide what a record's fields mean, or keep any secret: the
- * session capability is minted fresh per Core launch and never written. A record it cannot read is moved aside as
- * `<id>.json.corrupt` and treated as unknown, so one bad file never blocks the others. A write the disk refuses is
- * a coded failure (StorageFailure) and leaves the previous record whole; an ended record that cannot be written is
- * removed instead, so an ended session never comes back.
+ * session capability is minted fresh per Core launch and never written. A record that is not one is moved aside as
+ * `<id>.json.corrupt` and treated as unknown; one the disk will not read (EIO) is a coded failure and left in place;
+ * either way one bad file never blocks the others. A write the disk refuses is a coded failure (StorageFailure) and
+ * leaves the previous record whole; an ended record that cannot be written is removed instead, so an ended session
+ * never comes back.
  */
 import path from "node:path"
 import { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
