@@ -28,7 +28,7 @@ import {
 } from "./Reach.ts"
 import { isRecord } from "./Unknown.ts"
 
-export type AgentCommand = Extract<Command, { readonly threadId: string }>
+export type AgentCommand = Extract<Command, { readonly _tag: "ToolList" | "ToolSpec" | "ToolCall" }>
 
 /** The contracts' own patterns, from their effect-free module. */
 export const PATTERNS = {

@@ -14,6 +14,8 @@ export type CoreCommand =
   | { readonly _tag: "ToolList"; readonly threadId: string }
   | { readonly _tag: "ToolSpec"; readonly threadId: string; readonly name: string }
   | { readonly _tag: "ToolCall"; readonly threadId: string; readonly name: string; readonly args: JsonObject }
+  /** A stdio MCP server of the session's tools, on one connection to Core (`Mcp` runs it). */
+  | { readonly _tag: "Mcp"; readonly threadId: string }
   | { readonly _tag: "SettingsGet"; readonly json: boolean }
   | { readonly _tag: "SettingsSet"; readonly json: boolean; readonly key: string; readonly value: string }
   | { readonly _tag: "Providers"; readonly json: boolean; readonly rescan: boolean }
@@ -41,7 +43,7 @@ export type Parsed =
   /** `json`: answer with the JSON line (agent commands, `--json`) rather than text on stderr. */
   | { readonly _tag: "UsageError"; readonly message: string; readonly json: boolean }
 
-export const USAGE = "pedelec-cli [--thread-id <id>] tool-list | tool-spec <name> | tool-call <name> '<json>'"
+export const USAGE = "pedelec-cli [--thread-id <id>] tool-list | tool-spec <name> | tool-call <name> '<json>' | mcp"
 
 export const HELP = `pedelec-cli: the command an agent runs to use the tools of the web page that started its Pedelec session.
 
@@ -51,6 +53,14 @@ Agent commands print exactly one JSON line: {"ok":true,"result":…} or {"ok":fa
   pedelec-cli [--thread-id <id>] tool-call <name> '<json>'   call a tool with a JSON object of arguments
   --thread-id defaults to $PEDELEC_THREAD_ID; the session's capability is read from $PEDELEC_SESSION_CAP.
   A result over 32 KiB arrives as {"ok":true,"resultFile":…,"bytes":…,"preview":…}: read that file for all of it.
+
+  pedelec-cli [--thread-id <id>] mcp                         serve the session's tools as an MCP server on stdio
+  For an agent CLI's MCP configuration (same thread id and capability): one connection to Pedelec for the whole
+  session. tools/list gives each tool's argument schema and hints; tools/call answers with the page's result as
+  JSON text, or with the line tool-call would print (the resultFile form, or isError with the coded error and what
+  to do); notifications/cancelled cancels the page's handler. stdout carries MCP only. When the session cannot be
+  reached at start it prints "pedelec-cli: <what to do> [<CODE>]" on stderr and exits 2 or 3 (see below) without
+  serving; it exits 0 when stdin closes.
 
 User commands (for machines without the desktop app; text output, or the JSON line with --json):
   pedelec-cli settings get
@@ -215,6 +225,31 @@ const nativeHostCommand = (command: string, rest: ReadonlyArray<string>, scanned
   return { _tag: "InstallNativeHost", json, browsers, extensionIds }
 }
 
+const NO_THREAD_ID =
+  "No thread id: pass --thread-id <id> or set PEDELEC_THREAD_ID (Pedelec sets it in the agent's shell)"
+
+const threadIdOf = (scanned: Scan, env: Readonly<Record<string, string | undefined>>): string | undefined => {
+  const flag = scanned.flags.get("--thread-id")
+  const threadId = typeof flag === "string" ? flag : env.PEDELEC_THREAD_ID
+  return threadId === "" ? undefined : threadId
+}
+
+/** stdout is the MCP stream, so `mcp` says what is wrong as text on stderr (`json: false`). */
+const mcpCommand = (
+  rest: ReadonlyArray<string>,
+  scanned: Scan,
+  env: Readonly<Record<string, string | undefined>>
+): Parsed => {
+  const stray = [...scanned.flags.keys()].find((flag) => flag !== "--thread-id")
+  const wrong =
+    scanned.error ??
+    (rest[0] === undefined ? undefined : `Unexpected argument ${JSON.stringify(rest[0])} after mcp`) ??
+    (stray === undefined ? undefined : `${stray} does not belong to mcp`)
+  if (wrong !== undefined) return usage(wrong, false)
+  const threadId = threadIdOf(scanned, env)
+  return threadId === undefined ? usage(NO_THREAD_ID, false) : { _tag: "Mcp", threadId }
+}
+
 export const parseArgs = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>): Parsed => {
   const end = argv.indexOf("--")
   const options = end === -1 ? argv : argv.slice(0, end)
@@ -222,6 +257,7 @@ export const parseArgs = (argv: ReadonlyArray<string>, env: Readonly<Record<stri
   if (options.includes("--version") || options.includes("-V")) return { _tag: "Version" }
   const scanned = scan(argv)
   const [command, ...rest] = scanned.positionals
+  if (command === "mcp") return mcpCommand(rest, scanned, env)
   // --thread-id only ever comes from an agent's shell, which reads the JSON line whatever the command.
   const json =
     command === undefined ||
@@ -237,9 +273,7 @@ export const parseArgs = (argv: ReadonlyArray<string>, env: Readonly<Record<stri
   if (!AGENT_COMMANDS.has(command)) return usage(`Unknown command ${JSON.stringify(command)}`)
   // `--json` is what agent commands always do, so it is accepted and changes nothing.
   if (scanned.flags.has("--rescan")) return usage("--rescan belongs to the providers command")
-  const flag = scanned.flags.get("--thread-id")
-  const threadId = typeof flag === "string" ? flag : env.PEDELEC_THREAD_ID
-  if (threadId === undefined || threadId === "")
-    return usage("No thread id: pass --thread-id <id> or set PEDELEC_THREAD_ID (Pedelec sets it in the agent's shell)")
+  const threadId = threadIdOf(scanned, env)
+  if (threadId === undefined) return usage(NO_THREAD_ID)
   return agentCommand(command, rest, threadId)
 }

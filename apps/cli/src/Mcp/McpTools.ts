@@ -1,0 +1,69 @@
+/**
+ * McpTools — the session's page tools as MCP tools on Effect's `McpServer`: each spec becomes a raw MCP `Tool`
+ * (name, description, the page's argsSchema as its JSON inputSchema, the manifest's hints as MCP annotations) whose
+ * handle is one SessionTools call. The outcome is a text result: the page's result as JSON, or, for a result file,
+ * a page failure or a Core refusal, the very line `pedelec-cli tool-call` prints (`isError` unless `ok`), so an
+ * agent reads the same coded error and what-to-do message either way. It does not reach Core (SessionTools).
+ */
+
+import type { ToolSpec } from "@pedelec/contracts/node/AgentLink"
+import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
+import * as McpSchema from "effect/ai/McpSchema"
+import * as McpServer from "effect/ai/McpServer"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { SessionTools } from "./SessionTools.ts"
+
+type Hints = { -readonly [K in keyof McpSchema.ToolAnnotations]?: McpSchema.ToolAnnotations[K] }
+
+/**
+ * The hints the page declared, by MCP's names. Effect's `Tool` fills MCP's defaults in for the others when it is
+ * built (destructive and open world true, read-only and idempotent false), which is what an absent hint means.
+ */
+export const hintsOf = (annotations: ToolSpec["annotations"]): McpSchema.ToolAnnotations | undefined => {
+  if (annotations === undefined) return undefined
+  const hints: Hints = {}
+  if (annotations.title !== undefined) hints.title = annotations.title
+  if (annotations.readOnly !== undefined) hints.readOnlyHint = annotations.readOnly
+  if (annotations.destructive !== undefined) hints.destructiveHint = annotations.destructive
+  if (annotations.idempotent !== undefined) hints.idempotentHint = annotations.idempotent
+  return Object.keys(hints).length === 0 ? undefined : (hints as McpSchema.ToolAnnotations)
+}
+
+export const toMcpTool = (spec: ToolSpec): McpSchema.Tool => {
+  const annotations = hintsOf(spec.annotations)
+  return new McpSchema.Tool({
+    name: spec.name,
+    description: spec.description,
+    inputSchema: spec.argsSchema as unknown as McpSchema.ToolJson,
+    ...(annotations === undefined ? {} : { annotations })
+  })
+}
+
+/** What the agent reads back: the result itself when it came inline, else the line tool-call prints. */
+export const toResult = (output: CliOutput): McpSchema.CallToolResult => {
+  const text = output.ok && "result" in output ? JSON.stringify(output.result) : JSON.stringify(output)
+  return new McpSchema.CallToolResult({
+    content: [{ type: "text", text }],
+    ...(output.ok ? {} : { isError: true })
+  })
+}
+
+/** Registers every tool of the session before the server reads its first request. */
+export const McpTools = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const server = yield* McpServer.McpServer
+    const session = yield* SessionTools
+    yield* Effect.forEach(
+      session.specs,
+      (spec) =>
+        server.addTool({
+          tool: toMcpTool(spec),
+          annotations: Context.empty(),
+          handle: (args: Readonly<Record<string, unknown>>) => session.call(spec.name, args).pipe(Effect.map(toResult))
+        }),
+      { discard: true }
+    )
+  })
+)
