@@ -206,7 +206,7 @@ describe("AgentProcess", () => {
     }).pipe(Effect.scoped, Effect.provide(AgentProcess.layer))
   )
 
-  it.live("release escalates to SIGKILL for a CLI that ignores SIGINT and SIGTERM", () =>
+  it.live("release escalates to SIGKILL for a CLI that ignores SIGINT", () =>
     run(
       Effect.gen(function* () {
         const { handle, close } = yield* spawnInScope(
@@ -217,8 +217,9 @@ describe("AgentProcess", () => {
         const started = Date.now()
         yield* close
         const took = Date.now() - started
-        assert.isAtLeast(took, 1_400) // it was asked nicely first
-        assert.isBelow(took, 5_000)
+        // Asked nicely first (SIGINT, 400 ms of grace), yet gone within the second a user expects.
+        assert.isAtLeast(took, 350)
+        assert.isBelow(took, 2_500)
         assert.strictEqual((yield* handle.exit).description, "killed by SIGKILL")
         yield* waitGone(handle.pid)
       })

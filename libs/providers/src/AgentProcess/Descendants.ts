@@ -1,7 +1,7 @@
 /**
  * AgentProcess/Descendants — every process an agent CLI started, kept known while it lives (updated from a table
  * the shared AgentProcess/Watch scan hands it), and the release sequence that ends them all: SIGINT leaves first, a
- * grace, then ProcessTree's kill of the whole tree. It does not start the CLI or read its output
+ * grace, then SIGKILL leaves first, and ProcessTree's kill of whatever is left. It does not start the CLI or read its output
  * (AgentProcess), nor scan on a timer (Watch); ProcessTree owns the process table and the signals.
  */
 import * as Clock from "effect/Clock"
@@ -9,10 +9,15 @@ import * as Effect from "effect/Effect"
 import * as ProcessTree from "../ProcessTree.ts"
 import type { ProcessRecord } from "../Provider.ts"
 
-/** After SIGINT, how long the CLI gets to wind down before the tree is killed. */
-const INTERRUPT_GRACE_MS = 1_500
-/** After SIGTERM, how long before SIGKILL. */
-const TERM_GRACE_MS = 1_000
+/**
+ * After SIGINT, how long the CLI gets to wind down before the tree is killed. Release runs when the session or Core
+ * goes (a stopped turn's wind-down is the adapter's interruptGraceMs, before this): a user who ends a session expects
+ * it gone within a second (issue 14). A CLI that honours SIGINT is gone in ~0.1 s (codex); gemini ignores it and
+ * took 3 s to end at 1,500 ms + SIGTERM's 1,000 ms, so it is SIGKILL (leaves first) after the grace, no SIGTERM.
+ */
+const INTERRUPT_GRACE_MS = 400
+/** After the last SIGKILL, how long the kernel gets to take the survivors. */
+const KILL_WAIT_MS = 200
 const EXIT_REAP_MS = 2_000
 
 /** Every process seen, by pid and start time (a pid may be reused by a stranger once its process is gone). */
@@ -65,8 +70,13 @@ export const liveOf = (seen: Seen) => Effect.suspend(() => ProcessTree.liveRecor
 /** How often an unwind looks again: a parent reaps a child that died within a few ms. */
 const UNWIND_POLL_MS = 20
 
-/** SIGINT to the processes seen that are alive and childless (not even a zombie child left); returns how many live. */
-const interruptLeaves = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInfo>, asked: Set<string>) => {
+/** `signal` to the processes seen that are alive and childless (not even a zombie child left); returns how many live. */
+const signalLeaves = (
+  seen: Seen,
+  table: ReadonlyArray<ProcessTree.ProcessInfo>,
+  asked: Set<string>,
+  signal: NodeJS.Signals
+) => {
   update(seen, table)
   const byPid = new Map(table.map((info) => [info.pid, info]))
   const parents = new Set(table.map((info) => info.ppid))
@@ -75,7 +85,7 @@ const interruptLeaves = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInf
     if (parents.has(record.pid) || asked.has(keyOf(record)) || record.pid <= 1 || record.pid === process.pid) continue
     asked.add(keyOf(record))
     try {
-      process.kill(record.pid, "SIGINT")
+      process.kill(record.pid, signal)
     } catch {
       // Gone since the look: nothing to ask.
     }
@@ -96,7 +106,7 @@ const unwind = Effect.fnUntraced(function* (seen: Seen) {
   const startedAt = yield* Clock.currentTimeMillis
   let groupsAsked = false
   for (let waited = 0; waited < INTERRUPT_GRACE_MS; waited = (yield* Clock.currentTimeMillis) - startedAt) {
-    if (interruptLeaves(seen, yield* ProcessTree.snapshot, asked) === 0) return true
+    if (signalLeaves(seen, yield* ProcessTree.snapshot, asked, "SIGINT") === 0) return true
     if (!groupsAsked && waited >= INTERRUPT_GRACE_MS / 2) {
       groupsAsked = true
       yield* ProcessTree.signalGroups([...seen.values()], "SIGINT")
@@ -106,13 +116,33 @@ const unwind = Effect.fnUntraced(function* (seen: Seen) {
   return (yield* liveOf(seen)).length === 0
 })
 
+/** How long the leaves-first SIGKILL may take before whatever is left is killed all at once. */
+const KILL_UNWIND_MS = 300
+
+/**
+ * SIGKILL leaves first, for the same reason as `unwind`: a parent killed before its child leaves the child's zombie
+ * to PID 1 (gemini's shell under a killed gemini did, in a container whose PID 1 never reaped it). A parent alive
+ * reaps its killed child at once; one that does not within KILL_UNWIND_MS is killed with the rest.
+ */
+const killLeavesFirst = Effect.fnUntraced(function* (seen: Seen) {
+  const asked = new Set<string>()
+  const startedAt = yield* Clock.currentTimeMillis
+  for (let waited = 0; waited < KILL_UNWIND_MS; waited = (yield* Clock.currentTimeMillis) - startedAt) {
+    if (signalLeaves(seen, yield* ProcessTree.snapshot, asked, "SIGKILL") === 0) return true
+    yield* Effect.sleep(UNWIND_POLL_MS)
+  }
+  return false
+})
+
 /** Asks the tree to stop (leaves first), waits a grace, then kills whatever is left and waits for node to reap the CLI. */
 export const release = Effect.fnUntraced(function* (seen: Seen, exit: Effect.Effect<unknown>) {
   yield* track(seen)
   if ((yield* liveOf(seen)).length === 0) return
   if (!(yield* unwind(seen))) {
     yield* track(seen)
-    yield* ProcessTree.killTree([...seen.values()], { graceMs: TERM_GRACE_MS })
+    if (!(yield* killLeavesFirst(seen))) {
+      yield* ProcessTree.killTree([...seen.values()], { signal: "SIGKILL", graceMs: KILL_WAIT_MS })
+    }
   }
   // A killed CLI can be a zombie for a moment; once node has reaped it, its pid is really free.
   yield* Effect.timeoutOption(exit, EXIT_REAP_MS)
