@@ -7,20 +7,17 @@
  */
 import type { AssetPath, ReadAssetAs } from "@pedelec/contracts/Assets"
 import type { Claimant, SessionEvent, ToolCallEvent } from "@pedelec/contracts/Events"
-import type { SessionId, ToolCallId } from "@pedelec/contracts/Ids"
+import type { SessionId } from "@pedelec/contracts/Ids"
 import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortLevel } from "@pedelec/contracts/Provider"
 import type { SessionInfo, SessionStatus, WorkspaceInfo } from "@pedelec/contracts/Session"
 import type { ExtensionLink } from "../page/ExtensionLink.ts"
-import type { GenericToolHandler, JsonObject, JsonValue, ToolCallContext, ToolHandler } from "../tools/Tool.ts"
-import { handlerNotFound, runHandler } from "../tools/ToolRunner.ts"
+import type { GenericToolHandler, JsonObject, JsonValue, ToolHandler } from "../tools/Tool.ts"
 import { listAssets, readAsset, type SandboxAsset, uploadAsset } from "./Assets.ts"
 import type { EventContext, TurnCompletion, TurnResult } from "./EventContext.ts"
 import { Listeners } from "./Listeners.ts"
+import { type ResolvedHandler, ToolCalls } from "./ToolCalls.ts"
 import { Turns } from "./Turns.ts"
-
-/** Tool call ids remembered so a call offered again after a reconnect runs once. */
-const REMEMBERED_CALLS = 1024
 
 /** This page's claim token: unique, not secret (Core trusts only the claiming connection's answers). */
 const mintClaimant = () =>
@@ -58,8 +55,7 @@ export class PedelecSession<ToolName extends string = string> {
   #isEnded = false
   readonly #turns = new Turns()
   readonly #prepareTurnIds = new Set<string>()
-  readonly #runningCalls = new Map<string, AbortController>()
-  readonly #seenCalls = new Set<string>()
+  readonly #calls: ToolCalls
   readonly #namedHandlers = new Map<string, ToolHandler>()
   #genericHandler: GenericToolHandler | undefined
   readonly #on = {
@@ -96,6 +92,12 @@ export class PedelecSession<ToolName extends string = string> {
     this.workspace = info.workspace
     this.#status = info.status
     this.#lastSeq = info.lastSeq
+    this.#calls = new ToolCalls({
+      sessionId: info.sessionId as SessionId,
+      link,
+      handlerFor: (tool) => this.#handlerFor(tool),
+      report: (error) => this.report(error)
+    })
   }
 
   /** The session's status as Core last reported it. */
@@ -236,11 +238,11 @@ export class PedelecSession<ToolName extends string = string> {
         this.#offered(event, ctx)
         return
       case "tool_call_cancelled":
-        this.#runningCalls.get(event.toolCallId)?.abort(PedelecError.fromCode(event.reason, "core"))
+        this.#calls.abort(event.toolCallId, PedelecError.fromCode(event.reason, "core"))
         return
       case "tool_result":
         // Answered elsewhere (the claim moved on): a handler still running here must stop.
-        this.#runningCalls.get(event.toolCallId)?.abort(cancelledHere(event.tool, "the call was answered elsewhere"))
+        this.#calls.abort(event.toolCallId, cancelledHere(event.tool, "the call was answered elsewhere"))
         return
       case "turn_completed": {
         const { turnId, turnKind, reason, text } = event
@@ -350,59 +352,18 @@ export class PedelecSession<ToolName extends string = string> {
     const { claimant } = event
     if (claimant === undefined || claimant === this.#claimant) {
       if (claimant !== undefined) this.#claimsTools = true
-      if (this.#claimsTools) void this.#runCall(event, ctx)
+      if (this.#claimsTools) void this.#calls.run(event, ctx)
       return
     }
     this.#claimsTools = false
-    for (const [toolCallId, controller] of this.#runningCalls) {
-      this.#seenCalls.delete(toolCallId)
-      controller.abort(cancelledHere(event.tool, "another tab claimed the tools"))
-    }
+    this.#calls.release(event.tool)
   }
 
-  async #runCall(event: typeof ToolCallEvent.Type, base: EventContext): Promise<void> {
-    const { toolCallId, tool } = event
-    if (this.#seenCalls.has(toolCallId)) return
-    this.#seenCalls.add(toolCallId)
-    if (this.#seenCalls.size > REMEMBERED_CALLS) this.#seenCalls.delete(this.#seenCalls.values().next().value!)
-    const controller = new AbortController()
-    this.#runningCalls.set(toolCallId, controller)
-    const ctx: ToolCallContext = {
-      ...base,
-      turnId: event.turnId,
-      toolCallId,
-      toolRequestId: toolCallId,
-      tool,
-      signal: controller.signal,
-      progress: (message) => {
-        const params = { sessionId: this.#id, toolCallId: toolCallId as ToolCallId }
-        this.#link
-          .request("tool.progress", message === undefined ? params : { ...params, message: message.slice(0, 1024) })
-          .catch(() => undefined)
-      }
-    }
-    const args = event.args as JsonObject
+  #handlerFor(tool: string): ResolvedHandler | undefined {
     const handler = this.#namedHandlers.get(tool) ?? this.#inlineHandlers.get(tool)
+    if (handler !== undefined) return handler
     const generic = this.#genericHandler
-    const outcome =
-      handler !== undefined
-        ? await runHandler(tool, (c) => handler(args, c), ctx)
-        : generic !== undefined
-          ? await runHandler(tool, (c) => generic(tool as ToolName, args, c), ctx)
-          : handlerNotFound(tool)
-    this.#runningCalls.delete(toolCallId)
-    // Core already answered the agent (timeout, cancel, end) and would refuse a late result.
-    if (controller.signal.aborted) return
-    try {
-      await this.#link.request("tool.submit_result", {
-        sessionId: this.#id,
-        toolCallId: toolCallId as ToolCallId,
-        outcome
-      })
-    } catch (error) {
-      // Refused because another tab took the claim meanwhile: that tab answers; nothing for this page to act on.
-      if (error instanceof PedelecError && !hasCode(error, "TOOL_NOT_CLAIMED")) this.report(error)
-    }
+    return generic === undefined ? undefined : (args, ctx) => generic(tool as ToolName, args, ctx)
   }
 
   /** Once, whoever noticed first: Core's status or `ended` event, or the answer to `end()`. */
@@ -413,8 +374,7 @@ export class PedelecSession<ToolName extends string = string> {
     const ended = PedelecError.fromCode("SESSION_ENDED", "sdk", { details: { sessionId: this.sessionId } })
     this.#setStatus("ended", ctx)
     this.#turns.abandon(ended)
-    for (const controller of this.#runningCalls.values()) controller.abort(ended)
-    this.#runningCalls.clear()
+    this.#calls.end(ended)
     this.#on.ended.emit(ctx)
     this.#forget()
   }
