@@ -2,9 +2,9 @@
 // against the real built Core (test-kit's CoreProcess, the scripted agent). A host client in this file is the page:
 // it claims the session's tools, answers `echo`, holds `slow`, and records every call and cancellation it sees.
 // Core takes tool calls only while a turn runs, so the scripted agent sleeps through the file's one turn.
-// The session capability is read from the scripted agent's environment in /proc, as any same-user process could.
+// The session capability is read from the scripted agent's environment (test-kit's SessionCapability).
 import { existsSync } from "node:fs"
-import { mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises"
+import { mkdtemp, realpath, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -13,6 +13,7 @@ import type { Origin, SessionId, ToolCallId } from "@pedelec/contracts/Ids"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import { connectHost } from "@pedelec/core-client/CoreClient"
 import { BUILT, type CoreProcess, startCoreProcess } from "@pedelec/test-kit/core/CoreProcess"
+import { sessionCapability } from "@pedelec/test-kit/core/SessionCapability"
 import * as McpClient from "effect/ai/McpClient"
 import * as McpProtocol from "effect/ai/McpProtocol"
 import type * as McpSchema from "effect/ai/McpSchema"
@@ -91,19 +92,6 @@ const claim = Effect.gen(function* () {
   return session.sessionId
 })
 
-/** PEDELEC_SESSION_CAP of the session's agent, from its environment. */
-const capabilityOf = async (id: string): Promise<string> => {
-  for (let tries = 0; tries < 200; tries++) {
-    for (const pid of (await readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
-      const environ = (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")).split("\0")
-      const cap = environ.find((entry) => entry.startsWith("PEDELEC_SESSION_CAP="))
-      if (environ.includes(`PEDELEC_THREAD_ID=${id}`) && cap !== undefined) return cap.slice(20)
-    }
-    await sleep(50)
-  }
-  throw new Error(`no process of session ${id} found`)
-}
-
 const agentEnv = (extra: Record<string, string> = {}) => ({
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   PEDELEC_HOME: core.home,
@@ -151,7 +139,7 @@ beforeAll(async () => {
   core = await startCoreProcess({ home, env: { PEDELEC_ENABLE_SCRIPTED: "1" } })
   scope = Effect.runSync(Scope.make())
   sessionId = await inFile(claim)
-  capability = await capabilityOf(sessionId)
+  capability = await sessionCapability(sessionId)
 }, 60_000)
 
 afterAll(async () => {

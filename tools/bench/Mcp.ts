@@ -1,0 +1,130 @@
+/**
+ * Mcp — the `mcp` scenario: a page tool call through `pedelec-cli mcp` (one MCP server for the session, one Core
+ * connection, the call as a JSON-RPC `tools/call` line on its stdin) next to the shell tool call an agent makes
+ * today (a pedelec-cli spawn per call, timed by the scripted agent as in Cli) and the bare `node -e ""` floor (Cli's
+ * start-up figures). Both kinds of call go to the same session and the same host client, which answers at once;
+ * the scripted agent then sleeps so its turn, which Core needs for any tool call, stays open for the MCP calls.
+ * It does not measure the MCP server's start-up, which an agent pays once per session.
+ */
+import { spawn } from "node:child_process"
+import os from "node:os"
+import path from "node:path"
+import { createInterface } from "node:readline"
+import { script } from "@pedelec/providers/scripted/Script"
+import { sessionCapability } from "@pedelec/test-kit/core/SessionCapability"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { type BenchCore, cliBinDir, hostClient, ORIGIN, withCore } from "./BenchCore.ts"
+import { startup } from "./Cli.ts"
+import { type Results, report } from "./Report.ts"
+import { type Stats, stats } from "./Stats.ts"
+
+const CALLS = 30
+const MCP_CALLS = 200
+const cliBin = path.join(cliBinDir, "pedelec-cli")
+
+interface Session {
+  readonly sessionId: string
+  /** The scripted agent's spawn-to-result time of each shell call, the first (cold) one left out. */
+  readonly shell: Stats
+}
+
+/** A session whose page answers `ping` at once; CALLS + 1 shell calls, then a turn left open for MCP. */
+const shellCalls = (core: BenchCore) =>
+  Effect.gen(function* () {
+    const client = yield* hostClient(core.info)
+    const ping = { name: "ping", description: "Answers at once.", argsSchema: { type: "object" as const } }
+    const { sessionId } = yield* client["session.create"]({
+      origin: ORIGIN,
+      input: { provider: "scripted", skills: { guidance: "", tools: [ping] } }
+    })
+    const reports: Array<string> = []
+    yield* client["session.subscribe"]({ origin: ORIGIN, sessionId, afterSeq: 0, claimTools: true }).pipe(
+      Stream.runForEach((event) => {
+        if (event.type === "chat" && event.text.startsWith("tool ping")) reports.push(event.text)
+        if (event.type !== "tool_call") return Effect.void
+        const outcome = { ok: true as const, result: "pong" }
+        return client["tool.submit_result"]({ origin: ORIGIN, sessionId, toolCallId: event.toolCallId, outcome })
+      }),
+      Effect.forkScoped
+    )
+    const calls = Array.from({ length: CALLS + 1 }, () => "call ping {}")
+    yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script(...calls, "sleep 600000") })
+    while (reports.length < CALLS + 1) yield* Effect.sleep(50)
+    const roundTrips = reports.slice(1).map((text) => Number(/\(([\d.]+) ms\)$/.exec(text)?.[1]))
+    if (roundTrips.some((ms) => !Number.isFinite(ms)))
+      throw new Error(`unexpected agent output: ${reports.join(" | ")}`)
+    return { sessionId, shell: stats(roundTrips) } satisfies Session
+  })
+
+/** `pedelec-cli mcp` as the agent's MCP client runs it: initialize once, then MCP_CALLS calls, one at a time. */
+const mcpCalls = async (core: BenchCore, sessionId: string): Promise<Stats> => {
+  const env = {
+    ...process.env,
+    PEDELEC_HOME: core.home,
+    PEDELEC_THREAD_ID: sessionId,
+    PEDELEC_SESSION_CAP: await sessionCapability(sessionId)
+  }
+  const child = spawn(cliBin, ["mcp"], { env, stdio: ["pipe", "pipe", "inherit"] })
+  const waiting = new Map<number, (line: Record<string, unknown>) => void>()
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>
+    if (typeof message.id === "number") waiting.get(message.id)?.(message)
+  })
+  let nextId = 0
+  const ask = (method: string, params: unknown) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const id = nextId++
+      waiting.set(id, resolve)
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`)
+    })
+  try {
+    const clientInfo = { name: "bench", version: "0" }
+    await ask("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo })
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`)
+    const times: Array<number> = []
+    for (let i = 0; i <= MCP_CALLS; i++) {
+      const started = performance.now()
+      const answer = await ask("tools/call", { name: "ping", arguments: {} })
+      const elapsed = performance.now() - started
+      const result = answer.result as { readonly isError?: boolean } | undefined
+      if (result === undefined || result.isError === true)
+        throw new Error(`unexpected MCP answer: ${JSON.stringify(answer)}`)
+      // The first call warms the server's code paths up; the rest are steady state, as for the shell calls.
+      if (i > 0) times.push(elapsed)
+    }
+    return stats(times)
+  } finally {
+    child.stdin.end()
+    child.kill()
+  }
+}
+
+export const mcp = async (results: Results): Promise<void> => {
+  const { node } = await startup()
+  const { shell, viaMcp } = await withCore("pedelec-bench-mcp-", (core) =>
+    Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const session = yield* shellCalls(core)
+          const viaMcp = yield* Effect.promise(() => mcpCalls(core, session.sessionId))
+          return { shell: session.shell, viaMcp }
+        })
+      )
+    )
+  )
+  const out = report(results, 44)
+  out.say(`Pedelec bench: page tool calls over pedelec-cli mcp (${os.cpus().length} cores, node ${process.version})`)
+  out.row('node -e "" (spawn to exit)', node)
+  out.row("pedelec-cli tool-call round trip (shell)", shell)
+  out.row("tools/call through pedelec-cli mcp", viaMcp)
+  out.say("ratios")
+  out.ratio("mcp tool call / node spawn", viaMcp, node, [
+    "tool_call_mcp_vs_node_spawn",
+    "tool_call_mcp_p99_vs_node_spawn"
+  ])
+  out.ratio("mcp tool call / shell tool call", viaMcp, shell, [
+    "tool_call_mcp_vs_shell_tool_call",
+    "tool_call_mcp_p99_vs_shell_tool_call"
+  ])
+}
