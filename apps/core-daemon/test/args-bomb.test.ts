@@ -86,7 +86,8 @@ describe("hostile tool arguments against a real Core", () => {
           `[args-bomb] oneOf bomb: another client answered in ${answeredMs.toFixed(1)} ms; refused after ${refusedMs.toFixed(0)} ms\n`
         )
         assert.strictEqual(error?.code, "TOOL_ARGS_INVALID")
-        assert.strictEqual(error?.details?.limit, "work")
+        // The work budget stops it; on a loaded machine the 1 s time budget may come first. Either is a refusal.
+        assert.oneOf(error?.details?.limit, ["work", "time"])
         assert.isBelow(answeredMs, 200)
       }),
     60_000

@@ -253,9 +253,11 @@ describe("pedelec-deno through a real Core", () => {
       Effect.gen(function* () {
         const client = yield* hostClient(core.info)
         const a = yield* agentSession(client)
-        const spawnTwo =
-          'const spawn = () => new Worker(new URL("./bomb-worker.ts", import.meta.url), { type: "module" })\nspawn()\nspawn()\n'
-        yield* a.file("bomb-worker.ts", spawnTwo)
+        // Four per generation: past the cap in three, so a loaded machine's slow Worker starts still get there
+        // long before the timeout (two per generation ran into SCRIPT_TIMEOUT on a busy CI box).
+        const spawnFour =
+          'const spawn = () => new Worker(new URL("./bomb-worker.ts", import.meta.url), { type: "module" })\nfor (let i = 0; i < 4; i++) spawn()\n'
+        yield* a.file("bomb-worker.ts", spawnFour)
         yield* a.file("bomb.ts", 'import "./bomb-worker.ts"\nawait new Promise(() => {})\n')
         const ran = yield* runDeno(["run", "bomb.ts"], as(a))
         // Without the cap it ran to the timeout (SCRIPT_TIMEOUT), at hundreds of threads.

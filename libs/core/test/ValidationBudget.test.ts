@@ -134,7 +134,8 @@ describe("tool-call validation budget", () => {
           )
           assert.isBelow(result.waitedMs, SERVED_WITHIN_MS)
           assert.strictEqual(result.refused.code, "TOOL_ARGS_INVALID")
-          assert.strictEqual((result.refused as { limit?: string }).limit, "work")
+          // The work budget stops it; on a loaded machine the 1 s time budget may come first. Either is a refusal.
+          assert.oneOf((result.refused as { limit?: string }).limit, ["work", "time"])
         })
       ),
     30_000
