@@ -111,33 +111,37 @@ const garbage = async () => {
   await write(process.stdout, invalid)
 }
 
+/**
+ * A run of consecutive deltas: they leave in one write, as a CLI's buffered stdout sends a burst (a write per line
+ * would make this agent, not Pedelec, the slowest part of a bench's delta burst), then the message they make.
+ */
+class DeltaRun {
+  #text = ""
+  #lines: Array<string> = []
+
+  add(text: string): void {
+    this.#text += text
+    this.#lines.push(`${JSON.stringify({ type: "delta", text } satisfies Event)}\n`)
+  }
+
+  async flush(): Promise<void> {
+    if (this.#lines.length > 0) await write(process.stdout, this.#lines.join(""))
+    this.#lines = []
+    const text = this.#text
+    this.#text = ""
+    if (text !== "") await emit({ type: "message", text })
+  }
+}
+
 const run = async (sessionId: string, script: ReadonlyArray<string>) => {
-  let pending = ""
-  // Consecutive deltas leave in one write, as a CLI's buffered stdout sends a burst: a write per line would make
-  // this agent, not Pedelec, the slowest part of a bench's delta burst.
-  let unsent: Array<string> = []
-  const send = async () => {
-    if (unsent.length === 0) return
-    const lines = unsent.join("")
-    unsent = []
-    await write(process.stdout, lines)
-  }
-  const flush = async () => {
-    await send()
-    if (pending === "") return
-    const text = pending
-    pending = ""
-    await emit({ type: "message", text })
-  }
+  const deltas = new DeltaRun()
   for (const line of script) {
     const { name, arg } = parseCommand(line)
     if (name === "delta" || name === "stamp") {
-      const text = name === "stamp" ? `@${Date.now()} ` : arg
-      pending += text
-      unsent.push(`${JSON.stringify({ type: "delta", text } satisfies Event)}\n`)
+      deltas.add(name === "stamp" ? `@${Date.now()} ` : arg)
       continue
     }
-    await flush()
+    await deltas.flush()
     switch (name) {
       case "say":
         await emit({ type: "message", text: arg })
@@ -212,7 +216,7 @@ const run = async (sessionId: string, script: ReadonlyArray<string>) => {
         return exit(2)
     }
   }
-  await flush()
+  await deltas.flush()
 }
 
 const main = async () => {
