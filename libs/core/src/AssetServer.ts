@@ -39,7 +39,10 @@ const timeoutsFor = (headersMs: number) => ({
   // Node refuses a request deadline shorter than the headers one.
   requestTimeout: Math.max(120_000, headersMs),
   keepAliveTimeout: 5_000,
-  connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersMs / 4)))
+  connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersMs / 4))),
+  // Node's own answer to a request without Host is a bare 400 that bypasses clientError; `handle` refuses it coded
+  // (ASSET_UNAUTHORIZED, 421) as it does any Host that is not this server's.
+  requireHostHeader: false
 })
 /** A transfer silent both ways this long goes: requestTimeout bounds a request, not a client that stopped reading. */
 const STALL_MS = 10_000

@@ -82,6 +82,8 @@ export const refuse = (
     return
   }
   // The whole answer now, the end of the response (and a `Connection: close` hang-up) once the body is dropped.
+  // Headers first on their own: to a HEAD, Node ignores the write and would send nothing until the end.
+  res.flushHeaders()
   res.write(text)
   discard(req, () => res.end())
 }
