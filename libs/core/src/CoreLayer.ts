@@ -16,6 +16,7 @@ import { CoreSecretLive, CoreServerLayer } from "./CoreServer.ts"
 import { EventLog } from "./EventLog.ts"
 import { NodeShim } from "./NodeShim.ts"
 import { OllamaProbe } from "./OllamaProbe.ts"
+import { ProcessRecords } from "./ProcessRecords.ts"
 import { ProviderChoice } from "./ProviderChoice.ts"
 import { Providers } from "./Providers.ts"
 import { SecretScrubber } from "./SecretScrubber.ts"
@@ -33,7 +34,7 @@ const Stores = Layer.mergeAll(SettingsStore.layer, Workspaces.layer, EventLog.la
 export const sessionMachinery = <E, R>(providers: Layer.Layer<Providers, E, R>) =>
   Sessions.layer.pipe(
     Layer.provideMerge(ProviderChoice.layer),
-    Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer)),
+    Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer, ProcessRecords.layer)),
     Layer.provideMerge(SessionEvents.layer),
     Layer.provideMerge(SecretScrubber.logger.pipe(Layer.provideMerge(SecretScrubber.layer))),
     Layer.provideMerge(providers),

@@ -18,6 +18,7 @@ import { CoreConfig } from "../CoreConfig.ts"
 import { CorePaths } from "../CorePaths.ts"
 import { EventLog } from "../EventLog.ts"
 import { NodeShim } from "../NodeShim.ts"
+import { ProcessRecords } from "../ProcessRecords.ts"
 import { ProviderChoice } from "../ProviderChoice.ts"
 import { Providers } from "../Providers.ts"
 import { type EndReason, isEnding, type Session } from "../Session.ts"
@@ -40,6 +41,7 @@ export const sessionDeps = [
   EventLog,
   FileSystem.FileSystem,
   NodeShim,
+  ProcessRecords,
   ProviderChoice,
   Providers,
   SessionEvents,
@@ -55,6 +57,7 @@ export type SessionDeps =
   | EventLog
   | FileSystem.FileSystem
   | NodeShim
+  | ProcessRecords
   | ProviderChoice
   | Providers
   | SessionEvents

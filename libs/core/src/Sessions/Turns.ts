@@ -10,7 +10,6 @@ import { delimiter, join } from "node:path"
 import type { TurnId } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { TurnKind } from "@pedelec/contracts/Session"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberHandle from "effect/FiberHandle"
@@ -20,15 +19,13 @@ import { CoreConfig } from "../CoreConfig.ts"
 import { CorePaths } from "../CorePaths.ts"
 import { mintTurnId } from "../Mint.ts"
 import { NodeShim } from "../NodeShim.ts"
+import { ProcessRecords } from "../ProcessRecords.ts"
 import { freshSessionPrompt } from "../Prompt.ts"
 import { isEnding, type Session, setStatus, updateRecord } from "../Session.ts"
 import { SessionEvents } from "../SessionEvents.ts"
 import { SessionStore } from "../SessionStore.ts"
 import { ToolRouter } from "../ToolRouter.ts"
 import { type TurnOutcome, TurnRunner } from "../TurnRunner.ts"
-
-/** How often a running turn's processes are compared with the session file (what the crash reaper reads). */
-const PROCESS_RECORD_INTERVAL_MS = 250
 
 const PREPARE_TEXT = "Pedelec is warming this session up. Reply with the single word: ready."
 
@@ -105,7 +102,7 @@ const completeTurn = Effect.fnUntraced(function* (
     ...(activeTurn === undefined || activeTurn.turnId === turnId ? {} : { activeTurn }),
     lastSeq: Math.max(lastSeq, settled.lastSeq)
   }))
-  yield* recordProcesses(session).pipe(Effect.ignore)
+  yield* (yield* ProcessRecords).record(session).pipe(Effect.ignore)
 })
 
 /** Never fails: a turn that cannot run is a `failed` outcome. Interrupting it cancels the turn. */
@@ -120,9 +117,10 @@ const runTurn = (session: Session, turnId: TurnId, kind: TurnKind, text: string)
     const prompt = fresh ? yield* firstPrompt(session, userText) : userText
     const resumeFrom = fresh ? undefined : record.providerSessionId
     const store = yield* SessionStore
-    yield* recordProcesses(session)
+    const records = yield* ProcessRecords
+    yield* records.record(session)
     // A Core killed mid-turn can only reap what the session file names: keep it current while the turn runs.
-    yield* Effect.forkScoped(keepProcessesRecorded(session))
+    yield* records.track(session)
     return yield* (yield* TurnRunner).run({
       sessionId: session.sessionId,
       turnId,
@@ -212,31 +210,3 @@ const processOf = Effect.fnUntraced(function* (session: Session) {
   yield* Ref.set(session.process, started)
   return started
 })
-
-export const recordProcesses = Effect.fnUntraced(function* (session: Session) {
-  const process = yield* Ref.get(session.process)
-  const processes = process ? yield* process.processes : []
-  const now = yield* Clock.currentTimeMillis
-  const record = yield* updateRecord(session, (record) => ({
-    ...record,
-    processes: [...processes],
-    lastActiveAt: now
-  }))
-  yield* (yield* SessionStore).save(record)
-})
-
-/** Writes the turn's process tree to the session file whenever it changes (a new agent, a grandchild). */
-const keepProcessesRecorded = (session: Session) =>
-  Effect.gen(function* () {
-    let recorded = ""
-    while (true) {
-      yield* Effect.sleep(PROCESS_RECORD_INTERVAL_MS)
-      const process = yield* Ref.get(session.process)
-      const processes = process ? yield* process.processes : []
-      const current = processes.map((p) => `${p.pid}:${p.startTime}`).join(",")
-      if (current !== recorded) {
-        recorded = current
-        yield* recordProcesses(session)
-      }
-    }
-  })
