@@ -35,15 +35,16 @@ describe("sessions on a real Core", () => {
       })
       const subscribe = (afterSeq: number) =>
         collectEvents(client["session.subscribe"]({ origin: ORIGIN, sessionId, afterSeq, claimTools: false }))
-      // Over 512 events, so the replay reaches back past Core's in-memory buffer into the log.
-      const deltas = Array.from({ length: 600 }, (_, index) => `delta ${index % 10}`)
+      // Over 512 events, so the replay reaches back past Core's in-memory buffer into the log: a delta and a chat
+      // each (consecutive deltas would be coalesced into far fewer events).
+      const says = Array.from({ length: 300 }, (_, index) => `say ${index % 10}`)
       const first = yield* Effect.scoped(
         Effect.gen(function* () {
           const events = yield* subscribe(0)
           yield* client["session.send_text"]({
             origin: ORIGIN,
             sessionId,
-            text: script("say one", ...deltas, "say end")
+            text: script("say one", ...says, "say end")
           })
           yield* events.next((event): event is SessionEvent => event.type === "chat" && event.text === "one")
           return events.seen
