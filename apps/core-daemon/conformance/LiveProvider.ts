@@ -1,10 +1,11 @@
 // The conformance scenarios every live provider must pass, written once: the real built Core runs the real CLI
 // (pinned, installed by the global setup) against the scripted model server of @pedelec/test-kit, with the
 // least-privilege invocation Core uses by default. A text turn; a page tool call made from the CLI's own shell (so
-// PEDELEC_SESSION_CAP reached it); a resumed turn that keeps its context (the server's log shows the history); a model
-// error with its code and a good turn after it; a cancel during a long tool call that leaves no process; an end during
-// a pending tool call that is over within 1 s (EndDuringCall.ts). Each provider's file only says how its CLI is
-// pointed at the server and what it cannot do.
+// PEDELEC_SESSION_CAP reached it); for a CLI given the `pedelec` MCP server, the same call as an MCP tool (the
+// scripted model calls the name the CLI offers it); a resumed turn that keeps its context (the server's log shows the
+// history); a model error with its code and a good turn after it; a cancel during a long tool call that leaves no
+// process; an end during a pending tool call that is over within 1 s (EndDuringCall.ts). Each provider's file only
+// says how its CLI is pointed at the server and what it cannot do.
 // An adapter that keeps its CLI warm also shows that two turns of a session run in one process, and that the turn
 // after a cancel resumes the conversation in a new one.
 
@@ -69,6 +70,11 @@ export interface LiveProvider {
    * tools as functions (pedelec-agent) calls them directly, so no pedelec-cli process exists during the call.
    */
   readonly toolCall?: { readonly directive: (name: string, argsJson: string) => string; readonly viaShell: false }
+  /**
+   * The name the CLI offers the model for page tool `name` of the `pedelec` MCP server (`pedelec-cli mcp`); when set,
+   * the suite also runs the tool scenario through MCP.
+   */
+  readonly mcpToolName?: (name: string) => string
   /** Whether the adapter keeps one warm CLI process for a session's turns (then the suite checks its pid). */
   readonly warmProcess?: boolean
 }
@@ -175,6 +181,22 @@ export const describeLiveProvider = (provider: LiveProvider) =>
           expect(completed.text).toContain("Example Page")
         })
       ))
+
+    const mcpToolName = provider.mcpToolName
+    if (mcpToolName !== undefined) {
+      it("a tool turn through MCP: the CLI's pedelec server (pedelec-cli mcp) calls the page tool and the page answers", () =>
+        live(
+          Effect.gen(function* () {
+            const { events, turn } = yield* session
+            const completed = yield* turn(`TOOL[${mcpToolName("page_title")}]ARGS[{"tab":1}]END`)
+            expect(completed.text).toContain("Example Page")
+            expect(completed.reason).toBe("completed")
+            const call = events.seen.filter(isType("tool_call")).find((e) => e.turnId === completed.turnId)
+            expect(call?.tool).toBe("page_title")
+            expect(call?.args).toEqual({ tab: 1 })
+          })
+        ))
+    }
 
     it("a resumed turn keeps the conversation: the model receives the earlier user text again", () =>
       live(

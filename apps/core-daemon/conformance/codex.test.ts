@@ -14,5 +14,6 @@ describeLiveProvider({
   testTimeoutMs: 120_000,
   processName: "codex",
   errorScenario: "same-session",
-  checksSignIn: true
+  checksSignIn: true,
+  mcpToolName: (name) => `mcp__pedelec__${name}`
 })

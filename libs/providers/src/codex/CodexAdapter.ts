@@ -21,10 +21,23 @@
  *   reset PATH and pedelec-cli plus the PEDELEC_* variables reach them.
  * - Full access (a per-origin opt-in in the desktop app): `--dangerously-bypass-approvals-and-sandbox`; no sandbox,
  *   everything the user can do.
+ *
+ * The page's tools also reach codex as the MCP server `pedelec` (`pedelec-cli mcp`, PedelecMcp), given by `-c
+ * mcp_servers.pedelec.*` overrides so the user's config.toml is left alone. codex starts MCP servers with a scrubbed
+ * environment, so `env_vars` names what passes through (the capability never goes on an argv). The server runs
+ * outside the command sandbox, as codex runs every MCP server; it only reaches Core's socket, as pedelec-cli does from
+ * the shell.
  */
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
+import {
+  PEDELEC_MCP_ENV_VARS,
+  PEDELEC_MCP_NAME,
+  PEDELEC_MCP_TOOL_TIMEOUT_MS,
+  type PedelecMcpServer,
+  pedelecMcpServer
+} from "../PedelecMcp.ts"
 import {
   type EffortAllowList,
   effortProfilesOf,
@@ -57,8 +70,38 @@ const NOT_FOUND =
   "The Codex CLI (the `codex` command) was not found on PATH or in the usual install folders. Install it " +
   "(`npm install -g @openai/codex`), sign in once with `codex login`, then rescan providers."
 
-/** The argv for one turn; exported for tests and the docs. The prompt itself goes on stdin (`-`). */
-export const codexArgs = (session: SessionProcessOptions, turn: TurnInput): Array<string> => [
+/** A TOML string or array of strings, as `-c key=value` parses its value (a JSON string is a TOML basic string). */
+const toml = (value: string | ReadonlyArray<string>): string =>
+  typeof value === "string" ? JSON.stringify(value) : `[${value.map((item) => JSON.stringify(item)).join(",")}]`
+
+/** The `-c` overrides that register `server` as codex's MCP server `pedelec`. */
+export const codexMcpArgs = (server: PedelecMcpServer | undefined): Array<string> => {
+  if (server === undefined) return []
+  const key = `mcp_servers.${PEDELEC_MCP_NAME}`
+  return [
+    ...["-c", `${key}.command=${toml(server.command)}`, "-c", `${key}.args=${toml(server.args)}`],
+    ...["-c", `${key}.env_vars=${toml(PEDELEC_MCP_ENV_VARS)}`],
+    // An optional server is given a short grace at startup: on a busy machine codex asked the model without the page
+    // tools (1 of 2 conformance runs under load). A required one is waited for, and one that cannot start fails the
+    // turn: pedelec-cli mcp refuses to start only for a session it cannot reach, where no page tool would work anyway.
+    ...["-c", `${key}.required=true`],
+    // exec has no one to ask, so a tool codex would ask about fails ("requires approval, but approval policy is
+    // never"); a page tool is as allowed as `pedelec-cli tool-call` from the shell, and Core and the page decide.
+    ...["-c", `${key}.default_tools_approval_mode="approve"`],
+    // codex gives an MCP tool call 60 s by default; a page tool call may legitimately last much longer.
+    ...["-c", `${key}.tool_timeout_sec=${PEDELEC_MCP_TOOL_TIMEOUT_MS / 1000}`]
+  ]
+}
+
+/**
+ * The argv for one turn, with `mcp` as the `pedelec` MCP server (none without it); exported for tests and the docs.
+ * The prompt itself goes on stdin (`-`).
+ */
+export const codexArgs = (
+  session: SessionProcessOptions,
+  turn: TurnInput,
+  mcp: PedelecMcpServer | undefined = undefined
+): Array<string> => [
   "exec",
   ...(turn.providerSessionId === undefined ? [] : ["resume"]),
   "--json",
@@ -68,6 +111,7 @@ export const codexArgs = (session: SessionProcessOptions, turn: TurnInput): Arra
     : ["-c", "sandbox_mode=workspace-write", "-c", "sandbox_workspace_write.network_access=true"]),
   ...["-c", "allow_login_shell=false", "--skip-git-repo-check"],
   ...["-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false"],
+  ...codexMcpArgs(mcp),
   ...(session.model === undefined ? [] : ["--model", session.model]),
   ...session.effort.argv,
   // After `--`, a thread id can never be read as an option.
@@ -84,13 +128,14 @@ export const makeCodexAdapter = (options: CliAdapterOptions = {}): ProviderAdapt
       notFound: NOT_FOUND,
       effortAllowList: CODEX_EFFORT_ALLOW_LIST,
       defaultEffort: effortProfilesOf((level) => `--config=model_reasoning_effort=${level}`),
-      sessionProcess: (cli, session) =>
-        makeTurnProcess({
+      sessionProcess: (cli, session) => {
+        const mcp = pedelecMcpServer(session.env)
+        return makeTurnProcess({
           provider: PROVIDER,
           label: "codex",
           spawn: (turn: TurnInput) => ({
             command: cli.path,
-            args: codexArgs(session, turn),
+            args: codexArgs(session, turn, mcp),
             cwd: session.workspace,
             // Inherited: codex needs the user's HOME / CODEX_HOME (login, config) and any provider API keys.
             env: { ...session.env },
@@ -108,6 +153,7 @@ export const makeCodexAdapter = (options: CliAdapterOptions = {}): ProviderAdapt
               ? Effect.void
               : Effect.logWarning("codex warnings", { warnings: decoder.warnings })
         })
+      }
     },
     options
   )

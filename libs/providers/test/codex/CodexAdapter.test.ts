@@ -88,6 +88,21 @@ describe("CodexAdapter invocation", () => {
     ])
   })
 
+  it("the pedelec MCP server: command, args, env by name, required, approval and timeout, before the model; no capability", () => {
+    const session = sessionOptions({ model: "o4" })
+    const args = codexArgs(session, fresh, { command: "/opt/pedelec/bin/pedelec-cli", args: ["mcp"] })
+    const key = "mcp_servers.pedelec"
+    assert.deepStrictEqual(args.slice(0, -4), [
+      ...["exec", "--json", ...SANDBOX, ...COMMON],
+      ...["-c", `${key}.command="/opt/pedelec/bin/pedelec-cli"`, "-c", `${key}.args=["mcp"]`],
+      ...["-c", `${key}.env_vars=["PEDELEC_THREAD_ID","PEDELEC_SESSION_CAP","PEDELEC_HOME","PATH"]`],
+      ...["-c", `${key}.required=true`],
+      ...["-c", `${key}.default_tools_approval_mode="approve"`, "-c", `${key}.tool_timeout_sec=18060`]
+    ])
+    assert.deepStrictEqual(args.slice(-4), ["--model", "o4", "--", "-"])
+    assert.isFalse(args.some((arg) => arg.includes(session.env.PEDELEC_SESSION_CAP!)))
+  })
+
   it("effort tokens are single --config=model_reasoning_effort=<level> tokens; nothing else gets through", () => {
     const allowed = (token: string) => CODEX_EFFORT_ALLOW_LIST.argv.some((pattern) => pattern.test(token))
     for (const level of ["none", "minimal", "low", "medium", "high", "xhigh"]) {
@@ -133,6 +148,25 @@ describe("CodexAdapter detection and processes", () => {
       assert.strictEqual(readFileSync(path.join(bin, "stdin"), "utf8"), prompt)
       assert.deepStrictEqual(readFileSync(path.join(bin, "argv"), "utf8").trim().split("\n").slice(-2), ["--", "-"])
       assert.include(readFileSync(path.join(bin, "env"), "utf8"), "PEDELEC_THREAD_ID=t1")
+    })
+  )
+
+  it.live("a session whose PATH has pedelec-cli gets it as the pedelec MCP server, by absolute path", () =>
+    Effect.gen(function* () {
+      const { bin, adapter } = yield* withStub
+      const workspace = yield* tempDir("codex-mcp-ws")
+      const pedelecBin = yield* tempDir("codex-pedelec-bin")
+      writeFileSync(path.join(pedelecBin, "pedelec-cli"), "#!/bin/sh\n")
+      chmodSync(path.join(pedelecBin, "pedelec-cli"), 0o755)
+      const env = {
+        STUB_DIR: bin,
+        STUB_FIXTURE: path.join(fixtures, "tool-turn.jsonl"),
+        PATH: [pedelecBin, process.env.PATH].join(path.delimiter)
+      }
+      const sp = yield* adapter.start(sessionOptions({ workspace, env }))
+      yield* Stream.runDrain(sp.send(fresh))
+      const argv = readFileSync(path.join(bin, "argv"), "utf8").trim().split("\n")
+      assert.include(argv, `mcp_servers.pedelec.command=${JSON.stringify(path.join(pedelecBin, "pedelec-cli"))}`)
     })
   )
 

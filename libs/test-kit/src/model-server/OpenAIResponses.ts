@@ -9,6 +9,10 @@
  * response.function_call_arguments.delta × n, response.function_call_arguments.done, response.output_item.done,
  * response.completed. A call to one of codex's freeform tools (`type: "custom"`) is a custom_tool_call item whose
  * `input` is the ARGS string, with no argument deltas.
+ *
+ * codex offers an MCP server's tools as one `type: "namespace"` tool (`mcp__pedelec`) holding function tools; the
+ * script sees each as `<namespace>__<name>` (`mcp__pedelec__page_title`, codex's own qualified name), and a call to
+ * one is a function_call naming the inner tool with its `namespace`, as codex reads it back.
  */
 
 import type { ServerResponse } from "node:http"
@@ -32,13 +36,16 @@ const parseArguments = (raw: string): unknown => {
   }
 }
 
+/** A namespaced tool's name as the script knows it. */
+const qualified = (namespace: string, name: string): string => (namespace === "" ? name : `${namespace}__${name}`)
+
 const readItem = (value: unknown): Message | undefined => {
   const item = asObject(value)
   const type = asString(item.type)
-  if (type === "function_call")
-    return message("assistant", "", {
-      toolCalls: [{ name: asString(item.name), args: parseArguments(asString(item.arguments)) }]
-    })
+  if (type === "function_call") {
+    const name = qualified(asString(item.namespace), asString(item.name))
+    return message("assistant", "", { toolCalls: [{ name, args: parseArguments(asString(item.arguments)) }] })
+  }
   if (type === "custom_tool_call")
     return message("assistant", "", { toolCalls: [{ name: asString(item.name), args: item.input }] })
   // function_call_output, custom_tool_call_output, …: codex sends the command's output as text.
@@ -49,12 +56,29 @@ const readItem = (value: unknown): Message | undefined => {
   return undefined
 }
 
+/** The namespace tools of a request, each with its inner tools. */
+const namespaces = (body: JsonObject) =>
+  asArray(body.tools)
+    .map(asObject)
+    .filter((tool) => tool.type === "namespace")
+    .map((tool) => ({ namespace: asString(tool.name), tools: asArray(tool.tools).map(asObject) }))
+
+/** The namespace and inner name of an offered namespaced tool the script calls `name`, if it is one. */
+const namespaced = (body: JsonObject, name: string) =>
+  namespaces(body)
+    .flatMap(({ namespace, tools }) => tools.map((tool) => ({ namespace, name: asString(tool.name) })))
+    .find((tool) => qualified(tool.namespace, tool.name) === name)
+
 const readResponses = (body: JsonObject): Conversation => {
-  const tools: Array<OfferedTool> = asArray(body.tools).map((value) => {
-    const tool = asObject(value)
+  const flat: Array<OfferedTool> = asArray(body.tools)
+    .map(asObject)
+    .filter((tool) => tool.type !== "namespace")
     // Built-in tools such as web_search have a type but no name.
-    return { name: asString(tool.name) || asString(tool.type), schema: asObject(tool.parameters) }
-  })
+    .map((tool) => ({ name: asString(tool.name) || asString(tool.type), schema: asObject(tool.parameters) }))
+  const inner = namespaces(body).flatMap(({ namespace, tools }) =>
+    tools.map((tool) => ({ name: qualified(namespace, asString(tool.name)), schema: asObject(tool.parameters) }))
+  )
+  const tools = [...flat, ...inner]
   const input = typeof body.input === "string" ? [{ type: "message", role: "user", content: body.input }] : body.input
   const messages = asArray(input).flatMap((item) => readItem(item) ?? [])
   return { tools, messages, jsonSchema: undefined }
@@ -85,12 +109,13 @@ const outputItem = (body: JsonObject, answer: Reply): JsonObject => {
     }
   }
   const args = JSON.stringify(answer.args)
+  const inNamespace = namespaced(body, answer.name)
   return {
     id: newId("fc"),
     type: "function_call",
     status: "completed",
     call_id: callId,
-    name: answer.name,
+    ...(inNamespace === undefined ? { name: answer.name } : inNamespace),
     arguments: args
   }
 }
