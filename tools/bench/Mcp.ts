@@ -57,8 +57,14 @@ const shellCalls = (core: BenchCore) =>
     return { sessionId, shell: stats(roundTrips) } satisfies Session
   })
 
-/** `pedelec-cli mcp` as the agent's MCP client runs it: initialize once, then MCP_CALLS calls, one at a time. */
-const mcpCalls = async (core: BenchCore, sessionId: string): Promise<Stats> => {
+/** A running `pedelec-cli mcp` for a session, initialized as an agent's MCP client does it. */
+export interface McpServer {
+  /** One `tools/call` of `ping`, in ms; throws on an error answer. */
+  readonly call: () => Promise<number>
+  readonly close: () => void
+}
+
+export const startMcpServer = async (core: BenchCore, sessionId: string): Promise<McpServer> => {
   const env = {
     ...process.env,
     PEDELEC_HOME: core.home,
@@ -78,25 +84,45 @@ const mcpCalls = async (core: BenchCore, sessionId: string): Promise<Stats> => {
       waiting.set(id, resolve)
       child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`)
     })
+  const close = () => {
+    child.stdin.end()
+    child.kill()
+  }
   try {
     const clientInfo = { name: "bench", version: "0" }
     await ask("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo })
     child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`)
-    const times: Array<number> = []
-    for (let i = 0; i <= MCP_CALLS; i++) {
-      const started = performance.now()
-      const answer = await ask("tools/call", { name: "ping", arguments: {} })
-      const elapsed = performance.now() - started
-      const result = answer.result as { readonly isError?: boolean } | undefined
-      if (result === undefined || result.isError === true)
-        throw new Error(`unexpected MCP answer: ${JSON.stringify(answer)}`)
-      // The first call warms the server's code paths up; the rest are steady state, as for the shell calls.
-      if (i > 0) times.push(elapsed)
-    }
-    return stats(times)
+  } catch (error) {
+    close()
+    throw error
+  }
+  const call = async () => {
+    const started = performance.now()
+    const answer = await ask("tools/call", { name: "ping", arguments: {} })
+    const elapsed = performance.now() - started
+    const result = answer.result as { readonly isError?: boolean } | undefined
+    if (result === undefined || result.isError === true)
+      throw new Error(`unexpected MCP answer: ${JSON.stringify(answer)}`)
+    return elapsed
+  }
+  return { call, close }
+}
+
+/** `calls` calls one at a time after one that warms the server's code paths up (left out, as for the shell). */
+export const timedCalls = async (server: McpServer, calls: number): Promise<Array<number>> => {
+  await server.call()
+  const times: Array<number> = []
+  for (let i = 0; i < calls; i++) times.push(await server.call())
+  return times
+}
+
+/** `pedelec-cli mcp` as the agent's MCP client runs it: initialize once, then MCP_CALLS calls, one at a time. */
+const mcpCalls = async (core: BenchCore, sessionId: string): Promise<Stats> => {
+  const server = await startMcpServer(core, sessionId)
+  try {
+    return stats(await timedCalls(server, MCP_CALLS))
   } finally {
-    child.stdin.end()
-    child.kill()
+    server.close()
   }
 }
 

@@ -14,13 +14,24 @@ import { cli } from "./Cli.ts"
 import { deno } from "./Deno.ts"
 import { ipc } from "./Ipc.ts"
 import { mcp } from "./Mcp.ts"
+import { mcpScale } from "./McpScale.ts"
 import { providers } from "./Providers.ts"
 import { RESULTS_FILE, type Results, writeResults } from "./Report.ts"
 import { scale } from "./Scale.ts"
 
 type Scenario = (results: Results, args: ReadonlyArray<string>) => Promise<void>
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { cli, mcp, ipc, scale, deno, chain, providers, assets }
+const SCENARIOS: Readonly<Record<string, Scenario>> = {
+  cli,
+  mcp,
+  "mcp-scale": mcpScale,
+  ipc,
+  scale,
+  deno,
+  chain,
+  providers,
+  assets
+}
 
 /** Scenario names, each followed by its own arguments; none means all of them. */
 const parse = (argv: ReadonlyArray<string>): Map<string, Array<string>> => {
