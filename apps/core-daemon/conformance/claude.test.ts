@@ -22,7 +22,8 @@ describeLiveProvider({
   errorScenario: "fresh-sessions",
   checksSignIn: true,
   // One `claude --input-format stream-json` per session, fed a user message per turn.
-  warmProcess: true
+  warmProcess: true,
+  mcpToolName: (name) => `mcp__pedelec__${name}`
 })
 
 describe("Claude Code missing", () => {

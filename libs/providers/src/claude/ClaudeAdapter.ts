@@ -3,11 +3,22 @@
  * warm `claude -p --input-format stream-json` per session (WarmProcess), spawned with the session's privilege flags,
  * model and effort and resuming the provider session a turn continues, each turn one stream-json user message on its
  * stdin and a stop a `control_request` interrupt. Decoding claude's output is ClaudeEvents'.
+ *
+ * The page's tools also reach claude as the MCP server `pedelec` (`pedelec-cli mcp`, PedelecMcp), given inline by
+ * `--mcp-config` and allowed by `--allowedTools mcp__pedelec` (the whole server) in least privilege; the tools the
+ * model has otherwise stay as they are. claude starts stdio servers with its own environment, so the session's
+ * PEDELEC_* variables reach the server without being written on an argv.
  */
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
 import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
+import {
+  PEDELEC_MCP_NAME,
+  PEDELEC_MCP_TOOL_TIMEOUT_MS,
+  type PedelecMcpServer,
+  pedelecMcpServer
+} from "../PedelecMcp.ts"
 import {
   type EffortAllowList,
   effortProfilesOf,
@@ -29,6 +40,8 @@ const INTERRUPT_GRACE_MS = 2_000
 const BASH_TIMEOUT_MS = TOOL_LIMITS.maxTimeoutMs * TOOL_LIMITS.maxProgressFactor + 60_000
 const LEAST_PRIVILEGE_TOOLS = "Bash,Read,Edit,Write,Glob,Grep"
 const ALLOWED_COMMANDS = ["Bash(pedelec-cli:*)", "Bash(pedelec-deno:*)"]
+/** A permission rule naming a server alone allows every tool it has. */
+const ALLOWED_MCP = `mcp__${PEDELEC_MCP_NAME}`
 
 const EFFORT: EffortSupport = {
   supported: true,
@@ -53,13 +66,21 @@ const ROOT_REFUSES_FULL_ACCESS =
   "Claude Code refuses full access (bypassPermissions) when run as root. Run Pedelec as a normal user, " +
   "take this origin off full access, or set IS_SANDBOX=1 for Pedelec if this machine is a disposable sandbox."
 
+/** `--mcp-config`'s inline JSON registering `server` as `pedelec`; none without a server. */
+export const claudeMcpArgs = (server: PedelecMcpServer | undefined): Array<string> =>
+  server === undefined
+    ? []
+    : ["--mcp-config", JSON.stringify({ mcpServers: { [PEDELEC_MCP_NAME]: { type: "stdio", ...server } } })]
+
 /**
- * The argv of a session's claude, continuing `providerSessionId` when one is given; exported for tests, the docs and
- * the bench. Turns arrive on stdin (`claudeUserMessage`); closing stdin after one message makes it a one-turn run.
+ * The argv of a session's claude, continuing `providerSessionId` when one is given, with `mcp` as its `pedelec` MCP
+ * server; exported for tests, the docs and the bench. Turns arrive on stdin (`claudeUserMessage`); closing stdin
+ * after one message makes it a one-turn run.
  */
 export const claudeArgs = (
   session: SessionProcessOptions,
-  resume: { readonly providerSessionId: string | undefined }
+  resume: { readonly providerSessionId: string | undefined },
+  mcp: PedelecMcpServer | undefined = undefined
 ): Array<string> => [
   "-p",
   "--input-format",
@@ -78,8 +99,10 @@ export const claudeArgs = (
         "--setting-sources",
         "user",
         "--allowedTools",
-        ...ALLOWED_COMMANDS
+        ...ALLOWED_COMMANDS,
+        ...(mcp === undefined ? [] : [ALLOWED_MCP])
       ]),
+  ...claudeMcpArgs(mcp),
   ...(session.model === undefined ? [] : ["--model", session.model]),
   ...(resume.providerSessionId === undefined ? [] : ["--resume", resume.providerSessionId]),
   ...session.effort.argv
@@ -102,7 +125,9 @@ export const claudeEnv = (session: SessionProcessOptions): Record<string, string
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
   DISABLE_AUTOUPDATER: "1",
   BASH_DEFAULT_TIMEOUT_MS: String(BASH_TIMEOUT_MS),
-  BASH_MAX_TIMEOUT_MS: String(BASH_TIMEOUT_MS)
+  BASH_MAX_TIMEOUT_MS: String(BASH_TIMEOUT_MS),
+  // The same for a call to an MCP tool: a page tool call through the pedelec server may last as long.
+  MCP_TOOL_TIMEOUT: String(PEDELEC_MCP_TOOL_TIMEOUT_MS)
 })
 
 /** Where claude is looked for; its process goes through Node's spawner (see WarmProcess). */
@@ -119,12 +144,13 @@ export const makeClaudeAdapter = (options: CliAdapterOptions = {}): ProviderAdap
           return Effect.fail(startFailed(PROVIDER, ROOT_REFUSES_FULL_ACCESS))
         }
         let interrupts = 0
+        const mcp = pedelecMcpServer(session.env)
         return makeWarmProcess({
           provider: PROVIDER,
           label: "claude",
           spawn: (providerSessionId) => ({
             command: cli.path,
-            args: claudeArgs(session, { providerSessionId }),
+            args: claudeArgs(session, { providerSessionId }, mcp),
             cwd: session.workspace,
             env: claudeEnv(session),
             inheritEnv: true

@@ -82,6 +82,27 @@ describe("ClaudeAdapter invocation", () => {
     ])
   })
 
+  it("the pedelec MCP server: inline --mcp-config by absolute path, the whole server allowed; no capability", () => {
+    const server = { command: "/opt/pedelec/bin/pedelec-cli", args: ["mcp"] }
+    const session = sessionOptions()
+    const args = claudeArgs(session, { providerSessionId: undefined }, server)
+    const config = {
+      mcpServers: { pedelec: { type: "stdio", command: "/opt/pedelec/bin/pedelec-cli", args: ["mcp"] } }
+    }
+    assert.deepStrictEqual(args.slice(14), [
+      ...["Bash(pedelec-cli:*)", "Bash(pedelec-deno:*)", "mcp__pedelec"],
+      ...["--mcp-config", JSON.stringify(config)]
+    ])
+    assert.isFalse(args.some((arg) => arg.includes(session.env.PEDELEC_SESSION_CAP!)))
+    const full = claudeArgs(sessionOptions({ fullAccess: true }), { providerSessionId: undefined }, server)
+    assert.deepStrictEqual(full.slice(7), [
+      "--permission-mode",
+      "bypassPermissions",
+      "--mcp-config",
+      JSON.stringify(config)
+    ])
+  })
+
   it("a turn is one stream-json user message; a stop is a control_request interrupt", () => {
     assert.strictEqual(
       claudeUserMessage('say "hi"\nthen stop'),
@@ -93,13 +114,14 @@ describe("ClaudeAdapter invocation", () => {
     )
   })
 
-  it("the environment keeps the session's and raises claude's 2-minute shell timeout", () => {
+  it("the environment keeps the session's and raises claude's 2-minute shell timeout and its MCP tool timeout", () => {
     const env = claudeEnv(sessionOptions())
     assert.strictEqual(env.PEDELEC_THREAD_ID, "t1")
     assert.strictEqual(env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, "1")
     assert.strictEqual(env.DISABLE_AUTOUPDATER, "1")
     assert.isAbove(Number(env.BASH_DEFAULT_TIMEOUT_MS), 30 * 60_000)
     assert.strictEqual(env.BASH_MAX_TIMEOUT_MS, env.BASH_DEFAULT_TIMEOUT_MS)
+    assert.isAbove(Number(env.MCP_TOOL_TIMEOUT), 30 * 60_000)
   })
 
   it("effort tokens are single --effort=<level> tokens or claude's effort variables", () => {
