@@ -1,8 +1,9 @@
 /**
- * OllamaBench — the ollama rows of the providers scenario: Pedelec's own loop (pedelec-agent, one process per turn,
- * through the real Core) next to the floor an Ollama client cannot go below, one streaming POST /api/chat from this
- * process to the same scripted server, timed to its first text line and its `done` line. The difference is
- * pedelec-agent's start, its /api/show and tool listing, and Core. It does not print (Providers does).
+ * OllamaBench — the ollama rows of the providers scenario: Pedelec's own loop (pedelec-agent, one warm process per
+ * session, through the real Core) next to the floor an Ollama client cannot go below, one streaming POST /api/chat
+ * from this process to the same scripted server, timed to its first text line and its `done` line. On turn 1 the
+ * difference is pedelec-agent's start, its Core connection, /api/show and tool listing, and Core; on a later turn it
+ * is one `tool.list` and Core. It does not print (Providers does).
  */
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
 import { connectDesktop } from "@pedelec/core-client/CoreClient"

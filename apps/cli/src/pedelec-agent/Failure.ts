@@ -20,3 +20,9 @@ export class AgentFailure extends Error {
 
 /** The turn was cancelled (SIGINT/SIGTERM): nothing more is printed. */
 export class Cancelled extends Error {}
+
+/**
+ * Core cancelled the turn's page tool call, so the turn is over for Core: nothing is printed for it, and the process
+ * waits for its interrupt (or the next turn).
+ */
+export class TurnOver extends Error {}

@@ -2,15 +2,17 @@
  * Loop — one turn of pedelec-agent: resume or start the conversation, learn the model's context window, offer the
  * page's tools and the workspace tools as functions, and run model rounds until the model answers without a tool
  * call (or the round limit stops it). Owns what is emitted as ProviderEvents and when the conversation is saved;
- * HTTP (Ollama), Core (PageTools) and files (WorkspaceTools, Conversation) are their own modules.
+ * what a warm process keeps between turns is Kept's, HTTP Ollama's, Core PageTools', files WorkspaceTools' and
+ * Conversation's.
  */
 
 import type { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
-import { conversationFile, fitToWindow, loadConversation, newConversationId, saveConversation } from "./Conversation.ts"
+import { conversationFile, fitToWindow, newConversationId, saveConversation } from "./Conversation.ts"
 import { AgentFailure, Cancelled } from "./Failure.ts"
-import { type ChatMessage, type Connection, chat, contextLength, type ToolCall } from "./Ollama.ts"
-import { openPageTools } from "./PageTools.ts"
+import { conversationOf, type Kept, pageToolsFor, windowOf } from "./Kept.ts"
+import { type ChatMessage, type Connection, chat, type ToolCall } from "./Ollama.ts"
+import type { PageTools } from "./PageTools.ts"
 import { runWorkspaceTool, type ToolAnswer, workspaceTools } from "./WorkspaceTools.ts"
 
 export const LOOP_LIMITS = {
@@ -44,79 +46,87 @@ const systemMessage = (workspace: string): ChatMessage => ({
 
 const detailOf = (call: ToolCall) => JSON.stringify(call.arguments).slice(0, 4_096)
 
-export const runTurn = async (request: AgentLoopRequest, context: TurnContext): Promise<void> => {
+const notOffered = (name: string) => ({
+  ok: false,
+  error: { code: "TOOL_NOT_FOUND", message: `There is no function ${name}; use one you are offered.` }
+})
+
+const answerOf = async (call: ToolCall, page: PageTools, pageNames: Set<string>, context: TurnContext) =>
+  (await runWorkspaceTool(call.name, call.arguments, context)) ??
+  (pageNames.has(call.name) ? await page.call(call.name, call.arguments, context.signal) : notOffered(call.name))
+
+/** Everything before the first round: the conversation (saved with the new user text), window and tools, together. */
+const prepare = async (request: AgentLoopRequest, context: TurnContext, kept: Kept, connection: Connection) => {
+  const id = request.providerSessionId ?? newConversationId()
+  const file = conversationFile(context.agentDir, context.threadId, id)
+  const messages = await conversationOf(kept, id, request.providerSessionId !== undefined, file)
+  messages.push({ role: "user", content: request.prompt })
+  context.emit({ type: "session", providerSessionId: id })
+  // Saved before the first round: a turn that fails still leaves a conversation the next turn can resume.
+  const [, window, { page, tools: pageTools }] = await Promise.all([
+    saveConversation(file, messages),
+    windowOf(kept, connection, request.model),
+    pageToolsFor(kept, context.threadId, context.version)
+  ])
+  return {
+    file,
+    messages,
+    page,
+    pageTools,
+    numCtx: Math.min(window ?? LOOP_LIMITS.defaultNumCtx, LOOP_LIMITS.maxNumCtx)
+  }
+}
+
+export const runTurn = async (request: AgentLoopRequest, context: TurnContext, kept: Kept): Promise<void> => {
   const connection: Connection = {
     baseUrl: request.baseUrl,
     apiKey: request.apiKey,
     timeoutMs: request.timeoutMs,
     signal: context.signal
   }
-  const id = request.providerSessionId ?? newConversationId()
-  const file = conversationFile(context.agentDir, context.threadId, id)
-  const messages = request.providerSessionId === undefined ? [] : await loadConversation(file)
-  messages.push({ role: "user", content: request.prompt })
-  // Saved before the first round: a turn that fails still leaves a conversation the next turn can resume.
-  await saveConversation(file, messages)
-  context.emit({ type: "session", providerSessionId: id })
-
-  const window = (await contextLength(connection, request.model)) ?? LOOP_LIMITS.defaultNumCtx
-  const numCtx = Math.min(window, LOOP_LIMITS.maxNumCtx)
-  const page = await openPageTools(context.threadId, context.version)
-  try {
-    const tools = [...page.tools, ...workspaceTools]
-    const system = systemMessage(context.workspace)
-    let inputTokens = 0
-    let outputTokens = 0
-    for (let round = 1; round <= LOOP_LIMITS.maxRounds; round++) {
-      const reply = await chat(
-        connection,
-        {
-          model: request.model,
-          messages: [system, ...fitToWindow(messages, Math.floor(numCtx * LOOP_LIMITS.historyShare))],
-          tools,
-          numCtx,
-          think: context.think
-        },
-        (text) => context.emit({ type: "delta", text })
-      )
-      inputTokens += reply.inputTokens
-      outputTokens += reply.outputTokens
-      messages.push({
-        role: "assistant",
-        content: reply.content,
-        ...(reply.toolCalls.length > 0 ? { tool_calls: reply.toolCalls.map((call) => ({ function: call })) } : {})
-      })
-      if (reply.content !== "") context.emit({ type: "message", text: reply.content })
-      if (reply.toolCalls.length === 0) {
-        await saveConversation(file, messages)
-        context.emit({ type: "usage", inputTokens, outputTokens })
-        context.emit({ type: "completed" })
-        return
-      }
-      for (const call of reply.toolCalls) {
-        if (context.signal.aborted) throw new Cancelled()
-        context.emit({ type: "tool_activity", name: call.name, detail: detailOf(call) })
-        const answer: ToolAnswer | unknown =
-          (await runWorkspaceTool(call.name, call.arguments, context)) ??
-          (page.tools.some((tool) => tool.function.name === call.name)
-            ? await page.call(call.name, call.arguments, context.signal)
-            : {
-                ok: false,
-                error: {
-                  code: "TOOL_NOT_FOUND",
-                  message: `There is no function ${call.name}; use one you are offered.`
-                }
-              })
-        messages.push({ role: "tool", tool_name: call.name, content: JSON.stringify(answer) })
-      }
-      await saveConversation(file, messages)
-    }
-    throw new AgentFailure(
-      "PROVIDER_FAILED",
-      { provider: "ollama" },
-      `the model was still calling tools after ${LOOP_LIMITS.maxRounds} rounds, so pedelec-agent stopped the turn; ask for a smaller step`
+  const { file, messages, page, pageTools, numCtx } = await prepare(request, context, kept, connection)
+  const tools = [...pageTools, ...workspaceTools]
+  const pageNames = new Set(pageTools.map((tool) => tool.function.name))
+  const system = systemMessage(context.workspace)
+  let inputTokens = 0
+  let outputTokens = 0
+  for (let round = 1; round <= LOOP_LIMITS.maxRounds; round++) {
+    const reply = await chat(
+      connection,
+      {
+        model: request.model,
+        messages: [system, ...fitToWindow(messages, Math.floor(numCtx * LOOP_LIMITS.historyShare))],
+        tools,
+        numCtx,
+        think: context.think
+      },
+      (text) => context.emit({ type: "delta", text })
     )
-  } finally {
-    page.close()
+    inputTokens += reply.inputTokens
+    outputTokens += reply.outputTokens
+    messages.push({
+      role: "assistant",
+      content: reply.content,
+      ...(reply.toolCalls.length > 0 ? { tool_calls: reply.toolCalls.map((call) => ({ function: call })) } : {})
+    })
+    if (reply.content !== "") context.emit({ type: "message", text: reply.content })
+    if (reply.toolCalls.length === 0) {
+      await saveConversation(file, messages)
+      context.emit({ type: "usage", inputTokens, outputTokens })
+      context.emit({ type: "completed" })
+      return
+    }
+    for (const call of reply.toolCalls) {
+      if (context.signal.aborted) throw new Cancelled()
+      context.emit({ type: "tool_activity", name: call.name, detail: detailOf(call) })
+      const answer: ToolAnswer | unknown = await answerOf(call, page, pageNames, context)
+      messages.push({ role: "tool", tool_name: call.name, content: JSON.stringify(answer) })
+    }
+    await saveConversation(file, messages)
   }
+  throw new AgentFailure(
+    "PROVIDER_FAILED",
+    { provider: "ollama" },
+    `the model was still calling tools after ${LOOP_LIMITS.maxRounds} rounds, so pedelec-agent stopped the turn; ask for a smaller step`
+  )
 }

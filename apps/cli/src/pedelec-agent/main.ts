@@ -1,51 +1,112 @@
 /**
  * pedelec-agent entry: Pedelec's own agent loop for Ollama-compatible servers, run by the `ollama` adapter once per
- * turn in the session's workspace. Reads the turn's `AgentLoopRequest` from stdin, runs it (Loop), and prints
- * ProviderEvent lines on stdout: the last one is `completed`, or one `error` (exit 1). SIGINT/SIGTERM cancel the
- * turn: the model request and any page tool call are abandoned and nothing more is printed (exit 130).
+ * session in the session's workspace and kept warm between its turns. Each line of stdin is one turn's
+ * `AgentLoopRequest`; the turns run one after the other (Loop), each printing ProviderEvent lines on stdout that end
+ * with `completed` or one `error`. What the process keeps between turns is Kept's. When stdin ends it exits after
+ * the turn it is running (1 when that turn failed). SIGINT/SIGTERM cancel the running turn: the model request and
+ * any page tool call are abandoned, nothing more is printed, and the process exits 130. A turn Core already ended
+ * (its tool call cancelled) prints nothing either.
  */
 import { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
+import { TextLineSplitter } from "@pedelec/core-client/TextLines"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import packageJson from "../../package.json" with { type: "json" }
-import { AgentFailure, Cancelled } from "./Failure.ts"
-import { runTurn } from "./Loop.ts"
+import { AgentFailure, Cancelled, TurnOver } from "./Failure.ts"
+import { emptyKept, forgetKept, type Kept, readAhead } from "./Kept.ts"
+import { runTurn, type TurnContext } from "./Loop.ts"
 
-const MAX_REQUEST_BYTES = 64 * 1024 * 1024
+/** In UTF-16 units: a request is mostly the prompt, and one over 64 Mi characters is no turn. */
+const MAX_REQUEST_CHARS = 64 * 1024 * 1024
 const THINK = /^--think=(low|medium|high|true|false)$/
 
 const print = (event: ProviderEvent) =>
   new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(event)}\n`, () => resolve()))
-
-const readStdin = async (): Promise<string> => {
-  const chunks: Array<Buffer> = []
-  let size = 0
-  for await (const chunk of process.stdin) {
-    size += (chunk as Buffer).length
-    if (size > MAX_REQUEST_BYTES) throw new AgentFailure("INVALID_INPUT", { reason: "the turn request is over 64 MiB" })
-    chunks.push(chunk as Buffer)
-  }
-  return Buffer.concat(chunks).toString("utf8")
-}
 
 const requestOf = (text: string): AgentLoopRequest => {
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch {
-    throw new AgentFailure("INVALID_INPUT", { reason: "the turn request on stdin is not JSON" })
+    throw new AgentFailure("INVALID_INPUT", { reason: "a turn request on stdin is not JSON" })
   }
   const decoded = Schema.decodeUnknownOption(AgentLoopRequest)(json)
   if (Option.isNone(decoded))
-    throw new AgentFailure("INVALID_INPUT", { reason: "the turn request on stdin is not an AgentLoopRequest" })
+    throw new AgentFailure("INVALID_INPUT", { reason: "a turn request on stdin is not an AgentLoopRequest" })
   return decoded.value
 }
 
 const thinkOf = (argv: ReadonlyArray<string>): boolean | string | undefined => {
   const token = argv.map((arg) => THINK.exec(arg)?.[1]).find((level) => level !== undefined)
   return token === "true" ? true : token === "false" ? false : token
+}
+
+const failureOf = (error: unknown): AgentFailure =>
+  error instanceof AgentFailure
+    ? error
+    : new AgentFailure("INTERNAL_ERROR", {}, `pedelec-agent failed: ${error instanceof Error ? error.message : error}`)
+
+/** One turn, to its last event: true when it completed. A failed turn leaves nothing kept for the next one. */
+const turn = async (line: string, context: TurnContext, kept: Kept): Promise<boolean> => {
+  try {
+    await runTurn(requestOf(line), context, kept)
+    return true
+  } catch (error) {
+    if (context.signal.aborted || error instanceof Cancelled) throw new Cancelled()
+    forgetKept(kept)
+    if (error instanceof TurnOver) return false
+    const failure = failureOf(error)
+    await print({ type: "error", code: failure.code, message: failure.message, details: failure.details })
+    return false
+  }
+}
+
+/** The non-empty lines of stdin as they arrive; a line over 64 MiB fails the session's input. */
+async function* requestLines(): AsyncGenerator<string> {
+  const splitter = new TextLineSplitter(MAX_REQUEST_CHARS)
+  process.stdin.setEncoding("utf8")
+  for await (const chunk of process.stdin) {
+    const pushed = splitter.push(chunk as string)
+    if (pushed._tag === "TooLong") throw new AgentFailure("INVALID_INPUT", { reason: "a turn request is over 64 MiB" })
+    for (const line of pushed.lines) if (line.trim() !== "") yield line
+  }
+}
+
+/** Turns until stdin ends or a cancel; the exit code says how the last one went. */
+const serve = async (think: boolean | string | undefined) => {
+  const cancel = new AbortController()
+  const stop = () => {
+    process.exitCode = 130
+    cancel.abort()
+    // No more turns: stdin's end lets the loop below finish with the running turn.
+    process.stdin.destroy()
+  }
+  process.once("SIGINT", stop).once("SIGTERM", stop)
+  const kept = emptyKept()
+  const context: TurnContext = {
+    threadId: process.env.PEDELEC_THREAD_ID ?? "",
+    workspace: process.cwd(),
+    agentDir: resolveCorePaths().agentDir,
+    version: packageJson.version,
+    think,
+    signal: cancel.signal,
+    emit: (event) => void print(event)
+  }
+  readAhead(kept, context.threadId, context.version)
+  try {
+    for await (const line of requestLines()) process.exitCode = (await turn(line, context, kept)) ? 0 : 1
+  } catch (error) {
+    if (cancel.signal.aborted || error instanceof Cancelled) process.exitCode = 130
+    else {
+      const failure = failureOf(error)
+      await print({ type: "error", code: failure.code, message: failure.message, details: failure.details })
+      process.exitCode = 1
+    }
+  } finally {
+    forgetKept(kept)
+  }
 }
 
 const main = async () => {
@@ -60,36 +121,7 @@ const main = async () => {
     process.exitCode = 2
     return
   }
-  const cancel = new AbortController()
-  const stop = () => cancel.abort()
-  process.once("SIGINT", stop).once("SIGTERM", stop)
-  try {
-    const threadId = process.env.PEDELEC_THREAD_ID ?? ""
-    await runTurn(requestOf(await readStdin()), {
-      threadId,
-      workspace: process.cwd(),
-      agentDir: resolveCorePaths().agentDir,
-      version: packageJson.version,
-      think: thinkOf(argv),
-      signal: cancel.signal,
-      emit: (event) => void print(event)
-    })
-  } catch (error) {
-    if (cancel.signal.aborted || error instanceof Cancelled) {
-      process.exitCode = 130
-      return
-    }
-    const failure =
-      error instanceof AgentFailure
-        ? error
-        : new AgentFailure(
-            "INTERNAL_ERROR",
-            {},
-            `pedelec-agent failed: ${error instanceof Error ? error.message : error}`
-          )
-    await print({ type: "error", code: failure.code, message: failure.message, details: failure.details })
-    process.exitCode = 1
-  }
+  await serve(thinkOf(argv))
 }
 
 await main()

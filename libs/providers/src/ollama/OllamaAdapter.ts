@@ -1,8 +1,10 @@
 /**
  * OllamaAdapter — the `ollama` provider: Pedelec's own agent loop (`pedelec-agent`, apps/cli) against an
- * Ollama-compatible server, one process per turn in the session's workspace. The connection (address, key, silence
- * timeout) is read from the settings when a session starts and given to the agent on stdin, never in argv or env.
- * Detection asks the server for its version. The loop itself (tools, rounds, context window) is pedelec-agent's.
+ * Ollama-compatible server, one warm process per session in the session's workspace (WarmProcess), each turn one
+ * `AgentLoopRequest` line on its stdin and a stop SIGINT to its group (the agent then exits; the next turn resumes
+ * the saved conversation in a new one). The connection (address, key, silence timeout) is read from the settings
+ * when a session starts and given to the agent on stdin, never in argv or env. Detection asks the server for its
+ * version. The loop itself (tools, rounds, context window, what it keeps between turns) is pedelec-agent's.
  */
 
 import type { LocalProvider } from "@pedelec/contracts/Desktop"
@@ -20,12 +22,15 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { makeTurnProcess } from "../TurnProcess.ts"
+import { makeWarmProcess } from "../WarmProcess.ts"
 import { AgentLoopDecoder } from "./OllamaEvents.ts"
 
 const PROVIDER = "ollama"
 const NAME = "Ollama (pedelec-agent)"
-const EXIT_WAIT_MS = 1_000
+/** An idle pedelec-agent holds about 60 MB; a session quiet this long starts a new one (about 0.1 s) next turn. */
+const IDLE_TIMEOUT_MS = 10 * 60_000
+/** pedelec-agent exits within milliseconds of SIGINT; it is killed if it takes longer. */
+const INTERRUPT_GRACE_MS = 1_000
 const VERSION_TIMEOUT_MS = 3_000
 
 const EFFORT: EffortSupport = {
@@ -108,27 +113,29 @@ export const makeOllamaAdapter = (options: OllamaAdapterOptions): ProviderAdapte
     if (apiKey === undefined) return yield* Effect.fail(keyRequired())
     // ProviderChoice refuses an ollama session without a model; this only keeps the type honest.
     const model = session.model ?? ""
-    return yield* makeTurnProcess({
+    return yield* makeWarmProcess({
       provider: PROVIDER,
       label: "pedelec-agent",
-      spawn: (turn: TurnInput) => ({
+      // Any process could resume any conversation (the request names it), but WarmProcess matches them as for claude.
+      spawn: () => ({
         command,
         args: [...session.effort.argv],
         cwd: session.workspace,
         env: session.env,
-        inheritEnv: true,
-        stdin: encodeRequest({
+        inheritEnv: true
+      }),
+      message: (turn: TurnInput) =>
+        encodeRequest({
           prompt: turn.prompt,
           ...(turn.providerSessionId === undefined ? {} : { providerSessionId: turn.providerSessionId }),
           model,
           baseUrl: connection.baseUrl,
           apiKey,
           timeoutMs: connection.timeoutMs
-        })
-      }),
+        }),
       decoder: () => new AgentLoopDecoder(),
-      exitWaitMs: EXIT_WAIT_MS,
-      cleanExitCompletes: false
+      idleTimeoutMs: IDLE_TIMEOUT_MS,
+      interruptGraceMs: INTERRUPT_GRACE_MS
     })
   })
 
