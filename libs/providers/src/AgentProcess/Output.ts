@@ -59,7 +59,7 @@ export const stderrTail = Effect.fnUntraced(function* (
   )
 })
 
-/** When stdout counts as abandoned: the CLI exited and nothing came for the linger since the later of both. */
+/** When stdout counts as abandoned: the CLI exited, and nothing came nor was taken for the linger since. */
 const abandoned = Effect.fnUntraced(function* (exit: Effect.Effect<unknown>, lastOutputAt: { ms: number }) {
   yield* exit
   // The linger counts from the exit: output the agent printed just before exiting may still be unread.
@@ -92,10 +92,18 @@ export const outputLines = (
         const result = splitter.push(chunk)
         return result instanceof LineTooLong ? Effect.fail(tooLong(options)) : Effect.succeed(result)
       })
+    // Taken by the consumer counts as activity too: a consumer behind on a burst reads nothing new from the pipe
+    // meanwhile, and its unread lines were cut off as "quiet" once the CLI had exited (under load, 7,635 of 10,003
+    // events of a 5,000-message turn reached Core).
+    const taken = () =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        lastOutputAt.ms = now
+      })
     return stdout.pipe(
       Stream.mapError((error) => readFailed(options.provider, error.message)),
       Stream.mapEffect(split),
       Stream.flattenIterable,
+      Stream.tap(taken),
       Stream.concat(Stream.suspend(() => Stream.fromIterable(splitter.end()))),
       Stream.interruptWhen(abandoned(options.exit, lastOutputAt))
     )
