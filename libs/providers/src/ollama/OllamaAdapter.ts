@@ -27,7 +27,7 @@ import { AgentLoopDecoder } from "./OllamaEvents.ts"
 
 const PROVIDER = "ollama"
 const NAME = "Ollama (pedelec-agent)"
-/** An idle pedelec-agent holds about 60 MB; a session quiet this long starts a new one (about 0.1 s) next turn. */
+/** An idle pedelec-agent holds about 50 MB; a session quiet this long starts a new one (0.2–0.4 s on 2 cores) next turn. */
 const IDLE_TIMEOUT_MS = 10 * 60_000
 /** pedelec-agent exits within milliseconds of SIGINT; it is killed if it takes longer. */
 const INTERRUPT_GRACE_MS = 1_000
