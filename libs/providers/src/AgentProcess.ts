@@ -15,7 +15,7 @@ import * as Layer from "effect/Layer"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { liveOf, release, seenFrom } from "./AgentProcess/Descendants.ts"
+import { liveOf, release, seenFrom, treeAlive } from "./AgentProcess/Descendants.ts"
 import { outputLines, stderrTail } from "./AgentProcess/Output.ts"
 import { watch } from "./AgentProcess/Watch.ts"
 import { MAX_LINE_BYTES, type OutputLine } from "./OutputLines.ts"
@@ -120,7 +120,12 @@ const spawnWith = Effect.fnUntraced(function* (
   const limit = options.maxLineBytes ?? MAX_LINE_BYTES
   return {
     pid,
-    lines: outputLines(handle.stdout, { provider: options.provider, limit, exit }),
+    lines: outputLines(handle.stdout, {
+      provider: options.provider,
+      limit,
+      exit,
+      treeAlive: treeAlive(seen, leader)
+    }),
     exit,
     stderrTail: tail,
     interrupt: ProcessTree.signalGroups([leader], "SIGINT"),

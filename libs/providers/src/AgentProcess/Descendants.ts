@@ -64,6 +64,18 @@ export const update = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInfo>
 /** One look now, on a table of its own: what release needs before it signals. */
 export const track = (seen: Seen) => Effect.map(ProcessTree.snapshot, (table) => update(seen, table))
 
+/**
+ * Whether anything of the tree is alive, after a fresh look: a process seen, or any member of a group seen (the
+ * leader's included). A child that kept the CLI's group but lost its parent before any scan saw it is only found
+ * that way.
+ */
+export const treeAlive = (seen: Seen, leader: ProcessRecord) =>
+  Effect.map(ProcessTree.snapshot, (table) => {
+    update(seen, table)
+    const groups = new Set([leader.pgid, ...[...seen.values()].map((record) => record.pgid)])
+    return table.some((info) => groups.has(info.pgid) && info.pid !== process.pid && !info.state.startsWith("Z"))
+  })
+
 /** The processes seen that are still alive. */
 export const liveOf = (seen: Seen) => Effect.suspend(() => ProcessTree.liveRecords([...seen.values()]))
 

@@ -59,15 +59,29 @@ export const stderrTail = Effect.fnUntraced(function* (
   )
 })
 
-/** When stdout counts as abandoned: the CLI exited, and nothing came nor was taken for the linger since. */
-const abandoned = Effect.fnUntraced(function* (exit: Effect.Effect<unknown>, lastOutputAt: { ms: number }) {
+/**
+ * With none of the CLI's tree alive, nobody can still write to stdout: its end comes once the consumer has read
+ * what is in the pipe, however long a burst takes it. This bound is only for a holder the tree scan never saw.
+ */
+const ORPHANED_PIPE_LINGER_MS = 30_000
+
+/**
+ * When stdout counts as abandoned: the CLI exited and nothing came for the linger since, counted from the exit. A
+ * consumer behind on a burst reads nothing new meanwhile, so the short linger applies only while a descendant that
+ * may hold the pipe is alive (under load, a 5,000-message turn lost 800–2,400 of its 10,003 events to it).
+ */
+const abandoned = Effect.fnUntraced(function* (
+  exit: Effect.Effect<unknown>,
+  treeAlive: Effect.Effect<boolean>,
+  lastOutputAt: { ms: number }
+) {
   yield* exit
-  // The linger counts from the exit: output the agent printed just before exiting may still be unread.
   lastOutputAt.ms = Math.max(lastOutputAt.ms, yield* Clock.currentTimeMillis)
   while (true) {
-    const now = yield* Clock.currentTimeMillis
-    if (now - lastOutputAt.ms >= STDOUT_LINGER_MS) return
-    yield* Effect.sleep(STDOUT_LINGER_MS - (now - lastOutputAt.ms))
+    const linger = (yield* treeAlive) ? STDOUT_LINGER_MS : ORPHANED_PIPE_LINGER_MS
+    const quiet = (yield* Clock.currentTimeMillis) - lastOutputAt.ms
+    if (quiet >= linger) return
+    yield* Effect.sleep(Math.min(STDOUT_LINGER_MS, linger - quiet))
   }
 })
 
@@ -76,6 +90,8 @@ export interface LinesOptions {
   readonly limit: number
   /** The CLI's own exit: after it, a quiet stdout ends the lines. */
   readonly exit: Effect.Effect<unknown>
+  /** Whether any process of the CLI's tree (the CLI or a descendant seen) is still alive. */
+  readonly treeAlive: Effect.Effect<boolean>
 }
 
 /** stdout as strict lines: PROVIDER_FAILED when reading fails, PROVIDER_OUTPUT_INVALID for a line over the limit. */
@@ -92,20 +108,12 @@ export const outputLines = (
         const result = splitter.push(chunk)
         return result instanceof LineTooLong ? Effect.fail(tooLong(options)) : Effect.succeed(result)
       })
-    // Taken by the consumer counts as activity too: a consumer behind on a burst reads nothing new from the pipe
-    // meanwhile, and its unread lines were cut off as "quiet" once the CLI had exited (under load, 7,635 of 10,003
-    // events of a 5,000-message turn reached Core).
-    const taken = () =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        lastOutputAt.ms = now
-      })
     return stdout.pipe(
       Stream.mapError((error) => readFailed(options.provider, error.message)),
       Stream.mapEffect(split),
       Stream.flattenIterable,
-      Stream.tap(taken),
       Stream.concat(Stream.suspend(() => Stream.fromIterable(splitter.end()))),
-      Stream.interruptWhen(abandoned(options.exit, lastOutputAt))
+      Stream.interruptWhen(abandoned(options.exit, options.treeAlive, lastOutputAt))
     )
   })
 
