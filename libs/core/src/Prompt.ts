@@ -15,6 +15,8 @@ export interface PromptContext {
   readonly denoAvailable: boolean
   /** The agent is given the page's tools as function tools (pedelec-agent), not as shell commands. */
   readonly toolsAsFunctions: boolean
+  /** The agent's CLI also has them as MCP tools of the `pedelec` server: prefer those, the command stays the fallback. */
+  readonly toolsAsMcp?: boolean
 }
 
 /** Single quotes survive every POSIX shell; a quote inside is closed, escaped and reopened. */
@@ -42,7 +44,12 @@ const toolEntry = (sessionId: SessionId, tool: ToolSummary): string => {
 const rules = (context: PromptContext): Array<string> => [
   "You are working for a web page through Pedelec. The page defines tools that run in the user's browser.",
   `Your Pedelec session (thread) id is ${context.sessionId}.`,
-  "- Call a page tool only with the pedelec-cli command shown for it; it prints exactly one JSON line.",
+  ...(context.toolsAsMcp === true
+    ? [
+        "- The page's tools are also your MCP tools (server `pedelec`, listed as `mcp__pedelec__<name>`): prefer them. Each answers with the same JSON line; a refusal comes back as an error carrying that line.",
+        "- If they are not offered or the server is unavailable, call the tool with the pedelec-cli command shown for it; it prints exactly one JSON line."
+      ]
+    : ["- Call a page tool only with the pedelec-cli command shown for it; it prints exactly one JSON line."]),
   '- `{"ok":true,"result":…}` is the page\'s answer. `{"ok":true,"resultFile":…}` means the answer was large: read that file.',
   '- `{"ok":false,"error":{"code":…,"message":…}}` is a failure: read the message, fix the arguments if it says so, and do not retry blindly.',
   "- Read a tool's argument schema with its tool-spec command before the first call.",

@@ -72,4 +72,14 @@ describe("freshSessionPrompt", () => {
     assert.include(functions, "Keep the canvas tidy.")
     assert.isTrue(functions.endsWith("# User\nDraw a square."))
   })
+
+  it("for a CLI given the tools over MCP too: prefer the MCP tools, the shell command stays the fallback", () => {
+    const context = { sessionId, guidance: undefined, tools, denoAvailable: false, toolsAsFunctions: false }
+    const mcp = freshSessionPrompt({ ...context, toolsAsMcp: true }, "Draw a square.")
+    assert.include(mcp, "mcp__pedelec__<name>")
+    assert.include(mcp, "call the tool with the pedelec-cli command shown for it")
+    // The command for each tool is still in the index, for the fallback.
+    assert.include(mcp, "# Page tools")
+    assert.notInclude(freshSessionPrompt(context, "Draw a square."), "mcp__pedelec")
+  })
 })

@@ -36,6 +36,8 @@ export interface CliAdapterSpec {
   readonly notFound: string
   readonly effortAllowList: EffortAllowList
   readonly defaultEffort: DefaultEffortProfiles
+  /** Whether the CLI is given the page's tools over MCP too (PedelecMcp). */
+  readonly toolsAsMcp?: boolean
   /** The session's process over the copy Discovery found; fails PROVIDER_START_FAILED when it cannot run. */
   readonly sessionProcess: (
     cli: FoundCli,
@@ -54,6 +56,7 @@ export const makeCliAdapter = (spec: CliAdapterSpec, options: CliAdapterOptions 
     ...spec.about,
     effortAllowList: spec.effortAllowList,
     defaultEffort: spec.defaultEffort,
+    ...(spec.toolsAsMcp === true ? { toolsAsMcp: true } : {}),
     detect,
     start: (session) => startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
   }

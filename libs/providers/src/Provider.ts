@@ -96,6 +96,8 @@ export interface ProviderAdapter {
   readonly effortAllowList: EffortAllowList
   /** The agent gets the page's tools as function tools (pedelec-agent) rather than pedelec-cli commands. */
   readonly toolsAsFunctions?: boolean
+  /** The agent also gets the page's tools as MCP tools of a `pedelec` server (`pedelec-cli mcp`). */
+  readonly toolsAsMcp?: boolean
   /** Used for a level the user's settings do not define; each token passes `effortAllowList`. */
   readonly defaultEffort: DefaultEffortProfiles
   /** Finds the CLI (PATH plus the usual install folders) and reports version, availability and where it is. */

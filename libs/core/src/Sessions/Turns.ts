@@ -149,7 +149,8 @@ const firstPrompt = Effect.fnUntraced(function* (session: Session, userText: str
       tools: (yield* ToolRouter).list(session),
       // pedelec-deno sits beside pedelec-cli; without it the agent is never told to run scripts (SPEC §9).
       denoAvailable: config.binDir !== undefined && existsSync(join(config.binDir, "pedelec-deno")),
-      toolsAsFunctions: session.adapter.toolsAsFunctions === true
+      toolsAsFunctions: session.adapter.toolsAsFunctions === true,
+      toolsAsMcp: session.adapter.toolsAsMcp === true
     },
     userText
   )
