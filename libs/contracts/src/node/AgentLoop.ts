@@ -1,6 +1,6 @@
 /**
- * Core (the `ollama` adapter) → `pedelec-agent`, Pedelec's own agent loop: one turn's request, written as one JSON
- * document on the agent's stdin, so the API key never sits in argv or the environment its child processes inherit.
+ * Core (the `ollama` adapter) → `pedelec-agent`, Pedelec's own agent loop: each turn's request, written as one JSON
+ * line on the warm agent's stdin, so the API key never sits in argv or the environment its child processes inherit.
  * The agent answers with `ProviderEvent` lines on stdout; effort tokens (`--think=<level>`) come as argv.
  */
 import * as Schema from "effect/Schema"
