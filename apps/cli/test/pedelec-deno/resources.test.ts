@@ -42,12 +42,13 @@ const walls = (): ReadonlyArray<readonly [string, () => Wall]> => [
 
 describe.each(walls())("resources, behind %s", (_name, wall) => {
   it.each([
-    ["a 3 GiB buffer", "buffer.ts", "memory"],
-    ["a heap that only grows", "heap.ts", "memory"],
-    ["a Worker fork bomb", "bomb.ts", "threads"]
+    ["a 3 GiB buffer", "buffer.ts", ["memory"]],
+    ["a heap that only grows", "heap.ts", ["memory"]],
+    // Each Worker is a V8 isolate of its own: a bomb's memory can cross 256 MiB before its threads cross 48.
+    ["a Worker fork bomb", "bomb.ts", ["threads", "memory"]]
   ])(
     "stops %s with SCRIPT_RESOURCE_LIMIT",
-    async (what, script, limit) => {
+    async (what, script, limits) => {
       let dir = ""
       const outcome = ran(
         await runScript(at, script, {
@@ -62,7 +63,7 @@ describe.each(walls())("resources, behind %s", (_name, wall) => {
         `${what} (${wall().kind}): ${outcome.failure?.error.code ?? `exit ${outcome.exit}`} ${JSON.stringify(outcome.failure?.error.details ?? {})} after ${Math.round(outcome.elapsedMs)} ms`
       )
       expect(outcome.failure?.error.code).toBe("SCRIPT_RESOURCE_LIMIT")
-      expect(outcome.failure?.error.details).toMatchObject({ limit })
+      expect(limits).toContain((outcome.failure?.error.details as { limit?: string } | undefined)?.limit)
       expect(outcome.stdout).not.toContain("allocated")
       expect(outcome.elapsedMs).toBeLessThan(8_000)
       expect(await processesNaming(dir)).toEqual([])
