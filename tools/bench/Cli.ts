@@ -60,16 +60,18 @@ export const startup = (): Promise<Startup> => {
   return startupOnce
 }
 
-/** CALLS tool calls of a scripted agent, each answered at once by this host client; the agent's own timings. */
-const toolCallRoundTrips = (core: BenchCore) =>
+/**
+ * `calls` shell tool calls of a scripted agent (plus one cold one, left out), each answered at once by this host
+ * client; the agent's own timings. `then` are script lines after them (Mcp holds the turn open). In the caller's scope.
+ */
+export const shellToolCalls = (core: BenchCore, calls: number, then: ReadonlyArray<string> = []) =>
   Effect.gen(function* () {
     const client = yield* hostClient(core.info)
     const ping = { name: "ping", description: "Answers at once.", argsSchema: { type: "object" as const } }
-    const session = yield* client["session.create"]({
+    const { sessionId } = yield* client["session.create"]({
       origin: ORIGIN,
       input: { provider: "scripted", skills: { guidance: "", tools: [ping] } }
     })
-    const { sessionId } = session
     const reports: Array<string> = []
     yield* client["session.subscribe"]({ origin: ORIGIN, sessionId, afterSeq: 0, claimTools: true }).pipe(
       Stream.runForEach((event) => {
@@ -80,15 +82,22 @@ const toolCallRoundTrips = (core: BenchCore) =>
       }),
       Effect.forkScoped
     )
-    const calls = Array.from({ length: CALLS + 1 }, () => "call ping {}")
-    yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script(...calls) })
-    while (reports.length < CALLS + 1) yield* Effect.sleep(50)
+    const lines = Array.from({ length: calls + 1 }, () => "call ping {}")
+    yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script(...lines, ...then) })
+    while (reports.length < calls + 1) yield* Effect.sleep(50)
     // The first call pays for a cold start of the agent's first spawn; the rest are steady state.
     const roundTrips = reports.slice(1).map((text) => Number(/\(([\d.]+) ms\)$/.exec(text)?.[1]))
     if (roundTrips.some((ms) => !Number.isFinite(ms)))
       throw new Error(`unexpected agent output: ${reports.join(" | ")}`)
-    return stats(roundTrips)
-  }).pipe(Effect.scoped, Effect.runPromise)
+    return { sessionId, shell: stats(roundTrips) }
+  })
+
+const toolCallRoundTrips = (core: BenchCore) =>
+  shellToolCalls(core, CALLS).pipe(
+    Effect.map(({ shell }) => shell),
+    Effect.scoped,
+    Effect.runPromise
+  )
 
 export const cli = async (results: Results): Promise<void> => {
   const { node, version, toolList } = await startup()

@@ -10,52 +10,16 @@ import { spawn } from "node:child_process"
 import os from "node:os"
 import path from "node:path"
 import { createInterface } from "node:readline"
-import { script } from "@pedelec/providers/scripted/Script"
 import { sessionCapability } from "@pedelec/test-kit/core/SessionCapability"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
-import { type BenchCore, cliBinDir, hostClient, ORIGIN, withCore } from "./BenchCore.ts"
-import { startup } from "./Cli.ts"
+import { type BenchCore, cliBinDir, withCore } from "./BenchCore.ts"
+import { shellToolCalls, startup } from "./Cli.ts"
 import { type Results, report } from "./Report.ts"
 import { type Stats, stats } from "./Stats.ts"
 
 const CALLS = 30
 const MCP_CALLS = 200
 const cliBin = path.join(cliBinDir, "pedelec-cli")
-
-interface Session {
-  readonly sessionId: string
-  /** The scripted agent's spawn-to-result time of each shell call, the first (cold) one left out. */
-  readonly shell: Stats
-}
-
-/** A session whose page answers `ping` at once; CALLS + 1 shell calls, then a turn left open for MCP. */
-const shellCalls = (core: BenchCore) =>
-  Effect.gen(function* () {
-    const client = yield* hostClient(core.info)
-    const ping = { name: "ping", description: "Answers at once.", argsSchema: { type: "object" as const } }
-    const { sessionId } = yield* client["session.create"]({
-      origin: ORIGIN,
-      input: { provider: "scripted", skills: { guidance: "", tools: [ping] } }
-    })
-    const reports: Array<string> = []
-    yield* client["session.subscribe"]({ origin: ORIGIN, sessionId, afterSeq: 0, claimTools: true }).pipe(
-      Stream.runForEach((event) => {
-        if (event.type === "chat" && event.text.startsWith("tool ping")) reports.push(event.text)
-        if (event.type !== "tool_call") return Effect.void
-        const outcome = { ok: true as const, result: "pong" }
-        return client["tool.submit_result"]({ origin: ORIGIN, sessionId, toolCallId: event.toolCallId, outcome })
-      }),
-      Effect.forkScoped
-    )
-    const calls = Array.from({ length: CALLS + 1 }, () => "call ping {}")
-    yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script(...calls, "sleep 600000") })
-    while (reports.length < CALLS + 1) yield* Effect.sleep(50)
-    const roundTrips = reports.slice(1).map((text) => Number(/\(([\d.]+) ms\)$/.exec(text)?.[1]))
-    if (roundTrips.some((ms) => !Number.isFinite(ms)))
-      throw new Error(`unexpected agent output: ${reports.join(" | ")}`)
-    return { sessionId, shell: stats(roundTrips) } satisfies Session
-  })
 
 /** A running `pedelec-cli mcp` for a session, initialized as an agent's MCP client does it. */
 export interface McpServer {
@@ -132,7 +96,8 @@ export const mcp = async (results: Results): Promise<void> => {
     Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
-          const session = yield* shellCalls(core)
+          // The shell calls first, then the turn is left open (Core takes tool calls only during one) for MCP.
+          const session = yield* shellToolCalls(core, CALLS, ["sleep 600000"])
           const viaMcp = yield* Effect.promise(() => mcpCalls(core, session.sessionId))
           return { shell: session.shell, viaMcp }
         })
