@@ -5,7 +5,9 @@
  *   Chromium's own page ↔ service worker ↔ native messaging transport with no Pedelec code in it.
  *   1. The raw echo itself: sequential round trips, pipelined throughput, one-way host → page bursts.
  *   2. A tool call as the agent sees it (pedelec-cli → Core → host → extension → SDK → handler → back), next to the
- *      raw echo round trip and to `node -e ""` (the agent spawns a process for every call anyway; Cli's figure).
+ *      raw echo round trip and to `node -e ""` (the agent spawns a process for every call anyway; Cli's figure);
+ *      and the same call through `pedelec-cli mcp` (the MCP server an agent CLI keeps for its session, Mcp's) while
+ *      the page holds a turn open, next to the raw echo round trip: `tool_call_mcp_vs_raw_echo`.
  *   3. Chat deltas as the page's onChatDelta got them (coalesced by Core), next to a host → page burst of the same
  *      shape; and lone deltas timed from the agent's emit, for the latency coalescing may add.
  *   4. One 3.6 MB chat message (the E2E size case): Core publish → page per event, and the CPU each process used.
@@ -20,6 +22,7 @@ import { removeDir, tempDir } from "@pedelec/e2e/src/chain/Temp"
 import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { startup } from "./Cli.ts"
+import { startMcpServer, timedCalls } from "./Mcp.ts"
 import { cpuBetween, cpuSnapshot } from "./chain/Cpu.ts"
 import { writeEchoExtension } from "./chain/EchoExtension.ts"
 import {
@@ -38,6 +41,7 @@ import { MB, rate, stats } from "./Stats.ts"
 
 const ROUND_TRIPS = 300
 const CALLS = 30
+const MCP_CALLS = 200
 const SMALL = 64
 const KB = 1024
 /** A turn's text is at most 1,000,000 characters (contracts TurnText), so "a few large deltas" is 9 of 100,000. */
@@ -77,6 +81,24 @@ const measureToolCalls = async (page: Page, sessionId: string) => {
   if (reports.length !== CALLS + 1 || times.some((ms) => !Number.isFinite(ms)) || !reports[1]?.includes(" exit 0: "))
     throw new Error(`unexpected agent output: ${reports.slice(0, 3).join(" | ")}`)
   return stats(times)
+}
+
+/**
+ * MCP_CALLS calls of the page's `echo` through a `pedelec-cli mcp` for the session, one at a time, while the page
+ * holds a turn open (Core takes tool calls only during one); timed at the MCP client, as the agent's CLI sees them.
+ */
+const measureMcpToolCalls = async (chain: RunningChain, page: Page, sessionId: string) => {
+  await page.evaluate(
+    ({ sessionId, text }) => window.bench.holdTurn(sessionId, text),
+    { sessionId, text: script("sleep 600000") }
+  )
+  const server = await startMcpServer(chain.home, sessionId, { name: "echo", arguments: { text: "ping" } })
+  try {
+    return stats(await timedCalls(server, MCP_CALLS))
+  } finally {
+    server.close()
+    await page.evaluate(() => window.bench.releaseTurn())
+  }
 }
 
 /**
@@ -141,10 +163,11 @@ const measure = async (chain: RunningChain, echoId: string) => {
   const floor = await measureFloor(page)
   const { node } = await startup()
   const tool = await measureToolCalls(page, sessionId)
+  const mcp = await measureMcpToolCalls(chain, page, sessionId)
   const deltas = await measureDeltas(chain, page, sessionId)
   const lone = await measureLoneDeltas(chain, page, sessionId)
   const big = await measureBigMessage(chain, page, sessionId)
-  return { floor, node, tool, deltas, lone, big }
+  return { floor, node, tool, mcp, deltas, lone, big }
 }
 
 type Measured = Awaited<ReturnType<typeof measure>>
@@ -163,6 +186,7 @@ const printMeasured = (out: Report, m: Measured) => {
   out.say("tool call: pedelec-cli → Core → host → extension → SDK → handler → back (as the agent timed it)")
   out.row('node -e "" (spawn to exit; shared with cli)', m.node)
   out.row("tool-call round trip via the page", m.tool)
+  out.row("tools/call through pedelec-cli mcp via the page", m.mcp)
   out.say("chat deltas at the page (Core's first publish to the page's last onChatDelta)")
   for (const run of m.deltas) out.rateRow(`${run.name} (${run.events} events at the page)`, run.rate)
   for (const run of m.deltas) out.row(`  Core publish → page, ${run.name}`, run.latency)
@@ -183,6 +207,10 @@ const printRatios = (out: Report, m: Measured) => {
   out.ratio("tool-call round trip / raw echo round trip", m.tool, m.floor.trips, [
     "tool_call_shell_vs_raw_echo",
     "tool_call_shell_p99_vs_raw_echo"
+  ])
+  out.ratio("mcp tools/call via the page / raw echo round trip", m.mcp, m.floor.trips, [
+    "tool_call_mcp_vs_raw_echo",
+    "tool_call_mcp_p99_vs_raw_echo"
   ])
   out.ratio("tool-call round trip / node spawn", m.tool, m.node, [
     "tool_call_shell_vs_node_spawn",

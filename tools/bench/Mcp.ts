@@ -23,15 +23,25 @@ const cliBin = path.join(cliBinDir, "pedelec-cli")
 
 /** A running `pedelec-cli mcp` for a session, initialized as an agent's MCP client does it. */
 export interface McpServer {
-  /** One `tools/call` of `ping`, in ms; throws on an error answer. */
+  /** One `tools/call` of the server's tool, in ms; throws on an error answer. */
   readonly call: () => Promise<number>
   readonly close: () => void
 }
 
-export const startMcpServer = async (core: BenchCore, sessionId: string): Promise<McpServer> => {
+/** The tool a server calls: the bench sessions' `ping` unless the page has another (the chain's `echo`). */
+export interface McpCall {
+  readonly name: string
+  readonly arguments: Record<string, unknown>
+}
+
+export const startMcpServer = async (
+  home: string,
+  sessionId: string,
+  tool: McpCall = { name: "ping", arguments: {} }
+): Promise<McpServer> => {
   const env = {
     ...process.env,
-    PEDELEC_HOME: core.home,
+    PEDELEC_HOME: home,
     PEDELEC_THREAD_ID: sessionId,
     PEDELEC_SESSION_CAP: await sessionCapability(sessionId)
   }
@@ -62,7 +72,7 @@ export const startMcpServer = async (core: BenchCore, sessionId: string): Promis
   }
   const call = async () => {
     const started = performance.now()
-    const answer = await ask("tools/call", { name: "ping", arguments: {} })
+    const answer = await ask("tools/call", tool)
     const elapsed = performance.now() - started
     const result = answer.result as { readonly isError?: boolean } | undefined
     if (result === undefined || result.isError === true)
@@ -82,7 +92,7 @@ export const timedCalls = async (server: McpServer, calls: number): Promise<Arra
 
 /** `pedelec-cli mcp` as the agent's MCP client runs it: initialize once, then MCP_CALLS calls, one at a time. */
 const mcpCalls = async (core: BenchCore, sessionId: string): Promise<Stats> => {
-  const server = await startMcpServer(core, sessionId)
+  const server = await startMcpServer(core.home, sessionId)
   try {
     return stats(await timedCalls(server, MCP_CALLS))
   } finally {

@@ -44,7 +44,7 @@ const heldSession = (client: HostClient) =>
 
 const serversFor = (core: BenchCore, sessionIds: ReadonlyArray<string>) =>
   Effect.acquireRelease(
-    Effect.promise(() => Promise.all(sessionIds.map((sessionId) => startMcpServer(core, sessionId)))),
+    Effect.promise(() => Promise.all(sessionIds.map((sessionId) => startMcpServer(core.home, sessionId)))),
     (servers) =>
       Effect.sync(() => {
         for (const server of servers) server.close()

@@ -38,6 +38,9 @@ export interface TurnRun {
 
 type Message = { readonly i?: number; readonly hostGone?: string }
 
+/** A turn left running so an agent-side client (the bench's MCP server) can call the page's tools during it. */
+let held: { readonly done: Promise<unknown>; readonly release: () => Promise<void> } | undefined
+
 let port: chrome.runtime.Port | undefined
 let waiting: ((message: Message) => void) | undefined
 
@@ -136,6 +139,37 @@ const bench = {
       offChat()
       offTool()
     }
+  },
+
+  /**
+   * Starts a turn running `text` (one that sleeps) with the `echo` handler answering at once, and returns when Core
+   * has it running; `releaseTurn` cancels it. Tool calls during it come from outside the page (the bench's MCP server).
+   */
+  holdTurn: async (sessionId: string, text: string): Promise<void> => {
+    const session = window.e2e.session(sessionId)
+    const offTool = session.onTool<{ readonly text: string }>("echo", ({ text }) => ({ echoed: text }))
+    const running = new Promise<void>((resolve) => {
+      const off = session.onStatus((status) => {
+        if (status !== "running") return
+        off()
+        resolve()
+      })
+    })
+    const done = session.sendText(text, { timeoutMs: 600_000 }).catch(() => undefined)
+    held = {
+      done,
+      release: async () => {
+        await session.cancel()
+        await done
+        offTool()
+      }
+    }
+    await running
+  },
+
+  releaseTurn: async (): Promise<void> => {
+    await held?.release()
+    held = undefined
   }
 }
 
