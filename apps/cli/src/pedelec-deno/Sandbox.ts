@@ -2,7 +2,8 @@
  * Sandbox — the second wall around Deno's own permissions. On Linux with bubblewrap, every Deno process pedelec-deno
  * starts sees a fresh root: /usr, the dynamic loader's files and the Deno binary read-only, the folders it is given
  * (the workspace, the private copy) at their own absolute paths (so Deno's permission flags stay valid), a tmpfs
- * /tmp, /dev/null, and nothing else: no /proc, no /home, no network, no other processes (`--unshare-all`), dying
+ * /tmp and one for each of Deno's own state folders (DENO_DIR, HOME, TMPDIR: fresh, off the disk, gone with the
+ * sandbox), /dev/null, and nothing else: no /proc, no /home, no network, no other processes (`--unshare-all`), dying
  * with its parent. Where bubblewrap is missing or cannot start here, the first wall stands alone, and `outwardLinks`
  * names the symlinks of the workspace that lead out so Deno's flags can deny them (Deno checks a path as written,
  * not where a symlink takes it).
@@ -19,6 +20,12 @@ export type Wall = { readonly kind: "bwrap"; readonly bwrap: string } | { readon
 export interface Mounts {
   readonly rw: ReadonlyArray<string>
   readonly ro: ReadonlyArray<string>
+  /**
+   * Deno's own state (DENO_DIR, HOME, TMPDIR), fresh for every process: behind bubblewrap an empty tmpfs each at
+   * that path (nothing written to disk, no sqlite fsync, nothing to remove, gone with the sandbox); behind the first
+   * wall alone, read-write like `rw`.
+   */
+  readonly scratch: ReadonlyArray<string>
 }
 
 const executable = (file: string) =>
@@ -83,6 +90,7 @@ export const launchDeno = (
     "--tmpfs",
     "/tmp",
     ...["--ro-bind", deno, deno],
+    ...options.mounts.scratch.flatMap((dir) => ["--tmpfs", dir]),
     ...options.mounts.rw.flatMap((dir) => ["--bind", dir, dir]),
     ...options.mounts.ro.flatMap((dir) => ["--ro-bind", dir, dir]),
     "--chdir",

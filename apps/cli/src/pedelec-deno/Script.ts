@@ -128,7 +128,10 @@ const privateDir = async (root: string): Promise<string> => {
   )
 }
 
-/** The private dir's parts: the copy, and DENO_DIR, HOME and TMPDIR (read-write for Deno), created 0700. */
+/**
+ * The private dir's parts: the copy, and DENO_DIR, HOME and TMPDIR (Deno's own scratch: behind bubblewrap each a
+ * fresh tmpfs at that path, Sandbox), created 0700.
+ */
 const privateLayout = async (dir: string) => {
   const copy = path.join(dir, "src")
   const state = { deno: path.join(dir, "deno"), home: path.join(dir, "home"), tmp: path.join(dir, "tmp") }
@@ -141,7 +144,7 @@ const privateLayout = async (dir: string) => {
     DENO_NO_UPDATE_CHECK: "1",
     DENO_NO_PROMPT: "1"
   }
-  return { copy, env, rw: [state.deno, state.home, state.tmp] }
+  return { copy, env, scratch: [state.deno, state.home, state.tmp] }
 }
 
 /**
@@ -175,6 +178,8 @@ const runArgs = (
 ) => [
   "run",
   "--no-prompt",
+  // DENO_DIR is fresh for every run: a V8 code cache written there is never read, only paid for at exit.
+  "--no-code-cache",
   heapFlag(caps),
   ...NO_OUTSIDE_CODE,
   "--deny-import",
@@ -211,13 +216,13 @@ const checkedCopy = async (
   hooks: PrepareHooks
 ) => {
   const step = { deno: request.deno, env: layout.env, wall: request.wall }
-  const checked = await graph({ ...step, mounts: { rw: layout.rw, ro: [root] } }, root, entry)
+  const checked = await graph({ ...step, mounts: { rw: [], ro: [root], scratch: layout.scratch } }, root, entry)
   await hooks.afterCheck?.()
   const copied = await copyGraph(root, layout.copy, checked.files)
   const script = path.relative(root, entry)
   if (!copied.has(script)) pathInvalid(request.script, "it disappeared while pedelec-deno checked it")
   const { wall } = await graph(
-    { ...step, wall: checked.wall, mounts: { rw: layout.rw, ro: [layout.copy] } },
+    { ...step, wall: checked.wall, mounts: { rw: [], ro: [layout.copy], scratch: layout.scratch } },
     layout.copy,
     path.join(layout.copy, script),
     new Set(checked.files)
@@ -293,7 +298,7 @@ export const prepare = async (request: ScriptRequest, hooks: PrepareHooks = {}):
       {
         env: layout.env,
         cwd: root,
-        mounts: { rw: [...layout.rw, root], ro: [layout.copy] }
+        mounts: { rw: [root], ro: [layout.copy], scratch: layout.scratch }
       }
     )
     return { dir, wall, run, policy: { ...request.policy, workspace: root }, modules, graph: how }

@@ -95,6 +95,8 @@ export interface RunOptions {
   readonly cache?: GraphCache
   /** Called once the script is prepared, before it runs. */
   readonly onPrepared?: (prepared: Prepared) => void
+  /** Called once the script ended, before its private dir is removed. */
+  readonly onEnded?: (prepared: Prepared) => Promise<void>
 }
 
 /** Prepares and runs `script` of the place's workspace, as pedelec-deno does after Core's answer. */
@@ -128,6 +130,7 @@ export const runScript = async (at: Place, script: string, options: RunOptions):
   const started = performance.now()
   const done = await execute(prepared, { stdout: stdout.stream, stderr: stderr.stream, stdin: "ignore" })
   const elapsedMs = performance.now() - started
+  await options.onEnded?.(prepared)
   await dispose(prepared)
   return {
     _tag: "Ran",

@@ -5,12 +5,13 @@
 // refused before it runs. Each case runs behind the first wall alone and behind bubblewrap where it works here.
 
 import { existsSync } from "node:fs"
-import { readFile, symlink } from "node:fs/promises"
+import { readdir, readFile, symlink } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Wall } from "../../src/pedelec-deno/Sandbox.ts"
+import type { Prepared } from "../../src/pedelec-deno/Script.ts"
 import { bwrapWall, type Place, place, ran, refusedWith, runScript, SECRET } from "./scripts.ts"
 
 const bwrap = await bwrapWall()
@@ -140,6 +141,17 @@ describe.each(walls)("behind %s", (_name, wall) => {
       )
     expect(await readFile(path.join(at.outside, "secret.txt"), "utf8")).toBe(SECRET)
     expect(existsSync(path.join(at.outside, "new.txt"))).toBe(false)
+  })
+
+  it("keeps Deno's own state (DENO_DIR) off the host behind bubblewrap: a tmpfs of the sandbox, gone with it", async () => {
+    await at.file(`state-${wall.kind}.ts`, 'console.log("ran")\n')
+    let written: Array<string> = []
+    const onEnded = async (prepared: Prepared) => {
+      written = await readdir(path.join(prepared.dir, "deno"))
+    }
+    expect(ran(await runScript(at, `state-${wall.kind}.ts`, { wall, onEnded })).stdout).toBe("ran\n")
+    if (wall.kind === "bwrap") expect(written).toEqual([])
+    else expect(written.length).toBeGreaterThan(0)
   })
 
   it("refuses a static import of /etc/hostname before anything runs, naming it", async () => {
