@@ -1,12 +1,14 @@
 /**
- * WarmProcess — the session process of a CLI that takes many turns over one process (claude's stream-json input):
- * started by the first turn and kept, each turn written to its stdin as one line, its output read by one reader and
+ * WarmProcess — the session process of a CLI that takes many turns over one process (claude, codex app-server):
+ * started by the first turn and kept, each turn written to its stdin as lines, its output read by one reader and
  * decoded by the turn's own decoder until the turn's completion or error. A new process, resuming the provider
  * session the turn names, replaces it when it died (the turn it was running fails with PROVIDER_FAILED and its
  * stderr), when a turn names another provider session, and after it sat idle. A turn stopped before its end (Core's
  * cancel or stall) is interrupted the CLI's way, then the process and every descendant are killed: nothing is left
- * running. Adapters own the command line, what their CLI's stdin takes and the decoder; TurnProcess is the
- * process-per-turn counterpart, and how a turn ends is shared with it.
+ * running. A CLI speaking a request/response protocol (codex's JSON-RPC) is served too: a new process's first turn
+ * may write a handshake before it, and the turn's decoder may owe the CLI lines after one of its lines (a request that
+ * waited for an answer, a reply to the CLI's own request). Adapters own the command line, what their CLI's stdin takes
+ * and the decoder; TurnProcess is the process-per-turn counterpart, and how a turn ends is shared with it.
  */
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -27,14 +29,22 @@ import { isTerminal, reportTurn, type TurnDecoder, type TurnEndingSpec, unfinish
 export interface WarmProcessSpec<D extends TurnDecoder> extends TurnEndingSpec<D> {
   /** The process that continues `providerSessionId` (undefined: a new conversation); its stdin stays open. */
   readonly spawn: (providerSessionId: string | undefined) => Omit<AgentSpawnOptions, "provider" | "stdin">
-  /** One turn as one line of stdin (without the newline). */
-  readonly message: (turn: TurnInput) => string
-  /** The line that asks the running turn to stop; without one, SIGINT goes to the process group. */
-  readonly interruptMessage?: () => string
+  /** One turn as lines of stdin (without newlines); `fresh` when the process is new and has had no turn yet. */
+  readonly message: (turn: TurnInput, process: WarmTurn<D>) => string | ReadonlyArray<string>
+  /** The line that asks the running turn to stop; without one (or when it gives none), SIGINT goes to the group. */
+  readonly interruptMessage?: (decoder: D) => string | undefined
+  /** The lines the running turn owes the CLI after the line just decoded, written at once; none by default. */
+  readonly replies?: (decoder: D) => ReadonlyArray<string>
   /** How long a process without a turn is kept for the next one. */
   readonly idleTimeoutMs: number
   /** After a stopped turn's interrupt, how long the CLI gets to end the turn before the process is killed. */
   readonly interruptGraceMs: number
+}
+
+/** Where a turn's lines go: a process that takes its first turn, and the decoder that will hear the answers. */
+export interface WarmTurn<D> {
+  readonly fresh: boolean
+  readonly decoder: D
 }
 
 /** After stdin closes between turns, how long the CLI gets to exit on its own before the kill sequence runs. */
@@ -74,6 +84,8 @@ interface Session<D extends TurnDecoder> {
 
 const encoder = new TextEncoder()
 const lineOf = (text: string) => encoder.encode(`${text}\n`)
+const linesOf = (lines: string | ReadonlyArray<string>) =>
+  typeof lines === "string" ? [lineOf(lines)] : lines.map(lineOf)
 
 const endTurn = <D>(turn: Turn<D>, last: Effect.Effect<unknown>) =>
   Effect.andThen(Deferred.succeed(turn.ended, undefined), last)
@@ -82,10 +94,16 @@ const endWith = <D>(turn: Turn<D>, events: ReadonlyArray<ProviderEvent>) =>
   endTurn(turn, Queue.offerAll(turn.events, events).pipe(Effect.andThen(Queue.end(turn.events))))
 
 /** Decodes a line for the running turn; what the CLI prints between turns answers nothing and is dropped. */
-const route = Effect.fnUntraced(function* <D extends TurnDecoder>(warm: Warm<D>, line: OutputLine) {
+const route = Effect.fnUntraced(function* <D extends TurnDecoder>(
+  spec: WarmProcessSpec<D>,
+  warm: Warm<D>,
+  line: OutputLine
+) {
   const turn = warm.turn
   if (turn === undefined) return
-  for (const event of turn.decoder.decode(line)) {
+  const events = turn.decoder.decode(line)
+  yield* Queue.offerAll(warm.input, linesOf(spec.replies?.(turn.decoder) ?? []))
+  for (const event of events) {
     if (event.type === "session") warm.providerSessionId = event.providerSessionId
     if (!isTerminal(event)) {
       yield* Queue.offer(turn.events, event)
@@ -135,7 +153,7 @@ const start = Effect.fnUntraced(function* <D extends TurnDecoder>(
   const warm: Warm<D> = { handle, scope, input, providerSessionId, turn, gone: false }
   session.open.add(warm)
   yield* handle.lines.pipe(
-    Stream.runForEach((line) => route(warm, line)),
+    Stream.runForEach((line) => route(spec, warm, line)),
     Effect.exit,
     Effect.flatMap((exit) => outputEnded(spec, warm, exit)),
     Effect.forkIn(scope)
@@ -165,12 +183,11 @@ const close = Effect.fnUntraced(function* <D extends TurnDecoder>(session: Sessi
 }, Effect.uninterruptible)
 
 const interruptTurn = <D extends TurnDecoder>(spec: WarmProcessSpec<D>, warm: Warm<D>, turn: Turn<D>) =>
-  Effect.andThen(
-    Effect.sync(() => (turn.interrupted = true)),
-    spec.interruptMessage === undefined
-      ? warm.handle.interrupt
-      : Queue.offer(warm.input, lineOf(spec.interruptMessage()))
-  )
+  Effect.suspend(() => {
+    turn.interrupted = true
+    const message = spec.interruptMessage?.(turn.decoder)
+    return message === undefined ? warm.handle.interrupt : Queue.offer(warm.input, lineOf(message))
+  })
 
 const closeWhenIdle = <D extends TurnDecoder>(session: Session<D>, warm: Warm<D>) =>
   Effect.sleep(session.spec.idleTimeoutMs).pipe(
@@ -212,8 +229,9 @@ const send = Effect.fnUntraced(function* <D extends TurnDecoder>(session: Sessio
     interrupted: false
   }
   let warm = session.current
+  const fresh = warm === undefined || !reusable(warm, turn)
   // Checked and taken in one step: a death noticed later still finds the turn and fails it.
-  if (warm !== undefined && reusable(warm, turn)) warm.turn = running
+  if (warm !== undefined && !fresh) warm.turn = running
   else {
     if (warm !== undefined) yield* close(session, warm)
     warm = session.current = yield* start(session, turn.providerSessionId, running)
@@ -222,7 +240,7 @@ const send = Effect.fnUntraced(function* <D extends TurnDecoder>(session: Sessio
   yield* Effect.addFinalizer(() =>
     Effect.andThen(afterTurn(session, taken, running), reportTurn(session.spec, running.decoder))
   )
-  yield* Queue.offer(taken.input, lineOf(session.spec.message(turn)))
+  yield* Queue.offerAll(taken.input, linesOf(session.spec.message(turn, { fresh, decoder: running.decoder })))
   return Stream.fromQueue(running.events)
 })
 

@@ -4,7 +4,8 @@
  * be deaf) and reports its pid. Two turns share one process; a death (mid-turn, or before the first turn is read)
  * fails its turn with stderr and the next turn resumes in a new process; a stopped turn leaves no process; an idle
  * process is closed; another provider session or a new conversation gets a new process; closing the session's scope
- * kills it.
+ * kills it. A request/response CLI (an `ask` turn waits for its `answer` line) gets its handshake once per process and
+ * its request answered through the decoder's replies; an interrupt the decoder cannot name yet is SIGINT.
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
@@ -38,7 +39,13 @@ const session = at >= 0 ? process.argv[at + 1] : "conversation-" + process.pid
 const out = (line) => process.stdout.write(JSON.stringify(line) + "\\n")
 let child
 createInterface({ input: process.stdin }).on("line", (raw) => {
+  appendFileSync(dir + "/stdin", raw + "\\n")
   const message = JSON.parse(raw)
+  if (message.type === "hello") return
+  if (message.type === "answer") {
+    out({ type: "text", text: "answered " + message.id })
+    return out({ type: "done" })
+  }
   if (message.type === "interrupt") {
     appendFileSync(dir + "/interrupts", "interrupt\\n")
     if (process.env.STAND_IN_DEAF === "1" || child === undefined) return
@@ -51,6 +58,7 @@ createInterface({ input: process.stdin }).on("line", (raw) => {
     process.stderr.write("dying on purpose\\n")
     process.exit(3)
   }
+  if (message.text === "ask") return out({ type: "ask", id: "q1" })
   if (message.text === "hang") {
     child = spawn("sleep", ["60"], { stdio: "ignore" })
     return writeFileSync(dir + "/child", String(child.pid))
@@ -69,10 +77,16 @@ const Line = Schema.Struct({
 const decodeLine = Schema.decodeUnknownOption(Schema.fromJsonString(Line))
 
 class StandInDecoder extends CountingDecoder {
+  /** What the stand-in asked and waits for. */
+  readonly owed: Array<string> = []
+
   decode(line: OutputLine): ReadonlyArray<ProviderEvent> {
     if (line._tag === "Invalid") return this.skip()
     return this.mapped(decodeLine(line.text), (decoded): ReadonlyArray<ProviderEvent> => {
       switch (decoded.type) {
+        case "ask":
+          this.owed.push(JSON.stringify({ type: "answer", id: decoded.id }))
+          return []
         case "session":
           return [{ type: "session", providerSessionId: decoded.id ?? "" }]
         case "text":
@@ -290,6 +304,43 @@ describe("WarmProcess", () => {
       yield* Scope.close(scope, Exit.void)
       yield* waitGone(pidOf(first))
     }).pipe(Effect.provide(AgentProcess.layer))
+  )
+
+  it.live("a request/response CLI: a handshake before a new process's first turn only, and its request answered", () =>
+    run(
+      Effect.gen(function* () {
+        const hello = JSON.stringify({ type: "hello" })
+        const { dir, sp, spawns } = yield* standIn({
+          message: (turn, process) => {
+            const user = JSON.stringify({ type: "user", text: turn.prompt })
+            return process.fresh ? [hello, user] : user
+          },
+          replies: (decoder) => decoder.owed.splice(0)
+        })
+        const first = yield* turnOf(sp, fresh("ask"))
+        assert.deepStrictEqual(
+          first.filter((event) => event.type === "message"),
+          [{ type: "message", text: "answered q1" }]
+        )
+        yield* turnOf(sp, continuing("two", sessionOf(first)))
+        assert.strictEqual(spawns().length, 1)
+        const written = readFileSync(path.join(dir, "stdin"), "utf8").trim().split("\n")
+        assert.deepStrictEqual(
+          written.map((line) => JSON.parse(line).type),
+          ["hello", "user", "answer", "user"]
+        )
+      })
+    )
+  )
+
+  it.live("an interrupt the decoder cannot name yet is SIGINT to the process, not a wait for the grace", () =>
+    run(
+      Effect.gen(function* () {
+        const { dir, sp } = yield* standIn({ interruptMessage: () => undefined, interruptGraceMs: 30_000 })
+        yield* cancelLeavesNoProcess(sp, fresh("hang"), dir)
+        assert.isFalse(readFileSync(path.join(dir, "stdin"), "utf8").includes("interrupt"))
+      })
+    )
   )
 
   it.live("a CLI that exits before reading its first turn fails that turn with its stderr", () =>

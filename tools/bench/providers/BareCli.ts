@@ -10,7 +10,7 @@ import type { SessionId } from "@pedelec/contracts/Ids"
 import { DEFAULT_EFFORT_LEVEL } from "@pedelec/contracts/Provider"
 import { ClaudeAdapter, claudeArgs, claudeEnv, claudeUserMessage } from "@pedelec/providers/claude/ClaudeAdapter"
 import { ClaudeTurnDecoder } from "@pedelec/providers/claude/ClaudeEvents"
-import { CodexAdapter, codexArgs } from "@pedelec/providers/codex/CodexAdapter"
+import { CodexAdapter, codexExecArgs } from "@pedelec/providers/codex/CodexAdapter"
 import { CodexTurnDecoder } from "@pedelec/providers/codex/CodexEvents"
 import { GEMINI_POLICY, GeminiAdapter, geminiArgs, geminiEnv } from "@pedelec/providers/gemini/GeminiAdapter"
 import { GeminiTurnDecoder } from "@pedelec/providers/gemini/GeminiEvents"
@@ -47,8 +47,8 @@ const BARE: Readonly<Record<"claude" | "codex" | "gemini" | "opencode", BareSpec
   },
   codex: {
     adapter: CodexAdapter,
-    // CodexAdapter spawns with the session's environment as it is.
-    invocation: async (session, turn) => ({ args: codexArgs(session, turn), env: session.env, stdin: turn.prompt }),
+    // codex exec, one process a turn (Pedelec keeps app-server warm); the environment as CodexAdapter spawns with.
+    invocation: async (session, turn) => ({ args: codexExecArgs(session, turn), env: session.env, stdin: turn.prompt }),
     decoder: () => new CodexTurnDecoder()
   },
   gemini: {

@@ -1,26 +1,29 @@
 /**
- * CodexAdapter — the `codex` provider (Codex CLI, verified with 0.171.0): one `codex exec --json` process per turn
- * (TurnProcess, through CliAdapter), `codex exec resume <thread id>` for later turns, the prompt on stdin (the prompt
- * argument `-` makes codex read it, byte for byte), stdout decoded by CodexEvents. It owns the invocation: sandbox,
- * resume, model, effort and environment. Finding the CLI is Discovery's; stall timeouts, tool routing and session
- * events are Core's.
+ * CodexAdapter — the `codex` provider (Codex CLI, verified with 0.171.0): one warm `codex app-server` per session
+ * (WarmProcess), its JSON-RPC over stdin/stdout spoken by CodexAppServer: a new process starts (or resumes, by the
+ * thread id Core keeps as the provider session id) a thread, then takes each turn as `turn/start`, text streaming as
+ * deltas; a stopped turn is asked to stop with `turn/interrupt` and its process closed, so the next turn resumes the
+ * thread in a new one. It owns the invocation: sandbox, model, effort and environment. Finding the CLI is
+ * Discovery's; stall timeouts, tool routing and session events are Core's. `codex exec --json` (CodexEvents) stays
+ * only as the provider bench's bare baseline.
  *
- * Why a process per turn and not the warm `codex app-server`: exec is codex's documented non-interactive mode and
- * was verified end to end here (text, tools under the sandbox, errors, resume across processes and folders, cancel).
- * app-server (marked experimental) also ran five turns in one process with text deltas and faster turns, but it
- * warned that it could not find bubblewrap on PATH, so its sandbox is not yet known to match exec's; and Core
- * already turns a whole message into one delta.
+ * Why app-server and no longer a process per turn: a later turn skips codex's start-up (about 1 s of a ~1.2 s exec
+ * turn here). Its sandbox was checked against exec's by hand with bubblewrap installed (/usr/bin/bwrap; the warning
+ * that it was missing, which held app-server back before, is gone): the same overrides make a command's write outside
+ * the workspace fail with "Read-only file system" under both, writes in the workspace and /tmp succeed, a Unix socket
+ * connect succeeds (and fails without network_access), and full access writes anywhere. exec's own bypass flag has no
+ * app-server form, so full access is its two settings (sandbox danger-full-access, approval never) by name.
  *
  * Permission modes (this text is the docs' provider table row):
  * - Least privilege (default): codex's own sandbox in `workspace-write` mode (`-c sandbox_mode=workspace-write`;
- *   exec never stops to ask for approval). Commands the model runs may read any file the user can read, write only
- *   in the workspace (the cwd) and in codex's default temp roots (/tmp and $TMPDIR), and use the network
- *   (`sandbox_workspace_write.network_access=true`): pedelec-cli must reach Core's socket, and codex 0.171 on Linux
- *   has no working per-socket allowance, so without it the connect fails with EPERM. Writes elsewhere fail with
- *   "Read-only file system". `allow_login_shell=false` runs commands with `bash -c`, so Debian's /etc/profile cannot
- *   reset PATH and pedelec-cli plus the PEDELEC_* variables reach them.
- * - Full access (a per-origin opt-in in the desktop app): `--dangerously-bypass-approvals-and-sandbox`; no sandbox,
- *   everything the user can do.
+ *   approval policy never, so codex never stops to ask, and a request it still sends is refused). Commands the model
+ *   runs may read any file the user can read, write only in the workspace (the cwd) and in codex's default temp roots
+ *   (/tmp and $TMPDIR), and use the network (`sandbox_workspace_write.network_access=true`): pedelec-cli must reach
+ *   Core's socket, and codex 0.171 on Linux has no working per-socket allowance, so without it the connect fails with
+ *   EPERM. Writes elsewhere fail with "Read-only file system". `allow_login_shell=false` runs commands with `bash -c`,
+ *   so Debian's /etc/profile cannot reset PATH and pedelec-cli plus the PEDELEC_* variables reach them.
+ * - Full access (a per-origin opt-in in the desktop app): `sandbox_mode="danger-full-access"` with approval never
+ *   (exec's `--dangerously-bypass-approvals-and-sandbox`); no sandbox, everything the user can do.
  *
  * The page's tools also reach codex as the MCP server `pedelec` (`pedelec-cli mcp`, PedelecMcp), given by `-c
  * mcp_servers.pedelec.*` overrides so the user's config.toml is left alone. codex starts MCP servers with a scrubbed
@@ -45,13 +48,16 @@ import {
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
-import { makeTurnProcess } from "../TurnProcess.ts"
-import { CodexTurnDecoder, codexError } from "./CodexEvents.ts"
+import { makeWarmProcess } from "../WarmProcess.ts"
+import { CodexAppServerTurn, type CodexThreadSettings, type RequestIds } from "./CodexAppServer.ts"
+import { codexError } from "./CodexEvents.ts"
 
 const PROVIDER = "codex"
 const NAME = "Codex CLI"
-/** After `turn.completed`, how long codex gets to exit on its own before the scope's kill sequence runs. */
-const EXIT_WAIT_MS = 2_000
+/** A session quiet this long gives its app-server back; its next turn resumes the thread in a new one. */
+const IDLE_TIMEOUT_MS = 10 * 60_000
+/** codex ends an interrupted turn within about 0.6 s (killing its running command); it is killed if it takes longer. */
+const INTERRUPT_GRACE_MS = 2_000
 
 const EFFORT: EffortSupport = {
   supported: true,
@@ -93,25 +99,59 @@ export const codexMcpArgs = (server: PedelecMcpServer | undefined): Array<string
   ]
 }
 
+/** The sandbox and approval overrides both invocations share, with their meaning written once (see the header). */
+const privilegeArgs = (session: SessionProcessOptions): Array<string> =>
+  session.fullAccess
+    ? ["-c", `sandbox_mode="danger-full-access"`, "-c", `approval_policy="never"`]
+    : [
+        ...["-c", "sandbox_mode=workspace-write", "-c", "sandbox_workspace_write.network_access=true"],
+        ...["-c", `approval_policy="never"`]
+      ]
+
+const quietArgs = [
+  "-c",
+  "allow_login_shell=false",
+  "-c",
+  "analytics.enabled=false",
+  "-c",
+  "check_for_update_on_startup=false"
+]
+
 /**
- * The argv for one turn, with `mcp` as the `pedelec` MCP server (none without it); exported for tests and the docs.
- * The prompt itself goes on stdin (`-`).
+ * The argv of a session's warm `codex app-server`, with `mcp` as its `pedelec` MCP server (none without it); the
+ * model goes in each thread's settings (`codexThreadSettings`), turns on stdin as JSON-RPC (CodexAppServer).
  */
-export const codexArgs = (
+export const codexAppServerArgs = (
   session: SessionProcessOptions,
-  turn: TurnInput,
   mcp: PedelecMcpServer | undefined = undefined
 ): Array<string> => [
+  "app-server",
+  ...privilegeArgs(session),
+  ...quietArgs,
+  ...codexMcpArgs(mcp),
+  ...session.effort.argv
+]
+
+/** What every thread of the session starts or resumes with: app-server's own names for the argv's sandbox. */
+export const codexThreadSettings = (session: SessionProcessOptions): CodexThreadSettings => ({
+  cwd: session.workspace,
+  sandbox: session.fullAccess ? "danger-full-access" : "workspace-write",
+  approvalPolicy: "never",
+  ...(session.model === undefined ? {} : { model: session.model })
+})
+
+/**
+ * The argv of one `codex exec --json` turn, the prompt on stdin (`-`): what the provider bench runs as the bare CLI
+ * next to Pedelec's warm turns. Full access is exec's own bypass flag, the same sandbox off as app-server's.
+ */
+export const codexExecArgs = (session: SessionProcessOptions, turn: TurnInput): Array<string> => [
   "exec",
   ...(turn.providerSessionId === undefined ? [] : ["resume"]),
   "--json",
   // `exec resume` has no `-s`; the config key means the same for both and keeps the two invocations alike.
-  ...(session.fullAccess
-    ? ["--dangerously-bypass-approvals-and-sandbox"]
-    : ["-c", "sandbox_mode=workspace-write", "-c", "sandbox_workspace_write.network_access=true"]),
-  ...["-c", "allow_login_shell=false", "--skip-git-repo-check"],
-  ...["-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false"],
-  ...codexMcpArgs(mcp),
+  ...(session.fullAccess ? ["--dangerously-bypass-approvals-and-sandbox"] : privilegeArgs(session)),
+  ...quietArgs,
+  "--skip-git-repo-check",
   ...(session.model === undefined ? [] : ["--model", session.model]),
   ...session.effort.argv,
   // After `--`, a thread id can never be read as an option.
@@ -131,22 +171,26 @@ export const makeCodexAdapter = (options: CliAdapterOptions = {}): ProviderAdapt
       toolsAsMcp: true,
       sessionProcess: (cli, session) => {
         const mcp = pedelecMcpServer(session.env)
-        return makeTurnProcess({
+        const settings = codexThreadSettings(session)
+        const ids: RequestIds = { next: 0 }
+        return makeWarmProcess({
           provider: PROVIDER,
           label: "codex",
-          spawn: (turn: TurnInput) => ({
+          spawn: () => ({
             command: cli.path,
-            args: codexArgs(session, turn, mcp),
+            args: codexAppServerArgs(session, mcp),
             cwd: session.workspace,
             // Inherited: codex needs the user's HOME / CODEX_HOME (login, config) and any provider API keys.
             env: { ...session.env },
-            inheritEnv: true,
-            stdin: turn.prompt
+            inheritEnv: true
           }),
-          decoder: () => new CodexTurnDecoder(),
-          exitWaitMs: EXIT_WAIT_MS,
-          cleanExitCompletes: false,
-          // codex said why on stdout (an `error` line) but died before `turn.failed`: that is the turn's error.
+          message: (turn, process) => process.decoder.begin(turn.prompt, process.fresh, turn.providerSessionId),
+          interruptMessage: (decoder) => decoder.interrupt(),
+          replies: (decoder) => decoder.replies(),
+          decoder: () => new CodexAppServerTurn(ids, settings),
+          idleTimeoutMs: IDLE_TIMEOUT_MS,
+          interruptGraceMs: INTERRUPT_GRACE_MS,
+          // codex said why (an `error` notification) but died before `turn/completed`: that is the turn's error.
           explainExit: (_exit, _stderr, decoder) =>
             decoder.lastError === undefined ? undefined : [codexError(decoder.lastError)],
           report: (decoder) =>

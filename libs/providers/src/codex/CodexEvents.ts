@@ -1,6 +1,7 @@
 /**
  * CodexEvents — the Codex CLI's `exec --json` lines (0.171.0), decoded strictly by key into ProviderEvents for one
- * turn: `thread.started` gives the session id, an `agent_message` item is a message (exec mode prints no deltas;
+ * turn (the provider bench's bare baseline runs exec; Pedelec's own turns go through app-server, CodexAppServer, which
+ * shares this file's error mapping and tool activity): `thread.started` gives the session id, an `agent_message` item is a message (exec mode prints no deltas;
  * Core turns a message without deltas into one delta), shell, file, MCP and web-search items are tool activity,
  * `turn.completed` gives usage and the end of the turn, `turn.failed` an error mapped to a contract code. Two kinds
  * of line look like errors and are not: `error` items (e.g. "Model metadata … not found") and top-level `error`
@@ -96,7 +97,7 @@ const UNUSED_ITEMS = new Set(["reasoning", "todo_list"])
 const AUTH_TEXT =
   /unexpected status 40[13]\b|\b401 unauthorized|\b403 forbidden|invalid[_ ]api[_ ]key|incorrect api key|not logged in|codex login|log ?in again|sign in again|missing environment variable: `?\w*(api_key|token)\b/i
 
-const toolActivity = (name: string, detail: string | undefined): ProviderEvent =>
+export const toolActivity = (name: string, detail: string | undefined): ProviderEvent =>
   detail === undefined
     ? { type: "tool_activity", name: name.slice(0, MAX_NAME) }
     : { type: "tool_activity", name: name.slice(0, MAX_NAME), detail: detail.slice(0, MAX_DETAIL) }
@@ -188,7 +189,9 @@ export class CodexTurnDecoder extends CountingDecoder {
       case "command_execution":
         return this.mapped(decodeCommand(item), (command) => {
           if (phase === "item.started") return [toolActivity("shell", command.command)]
-          return completed ? [toolActivity("shell", commandOutcome(command))] : []
+          return completed
+            ? [toolActivity("shell", shellOutcome(command.status, command.exit_code, command.aggregated_output))]
+            : []
         })
       case "file_change":
         return this.mapped(decodeFileChange(item), (change) =>
@@ -219,10 +222,15 @@ export class CodexTurnDecoder extends CountingDecoder {
   }
 }
 
-const commandOutcome = (command: typeof CommandExecution.Type): string => {
-  if (command.status === "completed" && (command.exit_code ?? 0) === 0) return "finished"
-  const code = command.exit_code ?? null
-  const preview = (command.aggregated_output ?? "").trim().slice(-MAX_OUTPUT_PREVIEW)
-  const head = code === null ? command.status : `${command.status}, exit code ${code}`
+/** A finished shell command as the monitor shows it: "finished", or how it failed with the end of its output. */
+export const shellOutcome = (
+  status: string,
+  exitCode: number | null | undefined,
+  output: string | null | undefined
+): string => {
+  if (status === "completed" && (exitCode ?? 0) === 0) return "finished"
+  const code = exitCode ?? null
+  const preview = (output ?? "").trim().slice(-MAX_OUTPUT_PREVIEW)
+  const head = code === null ? status : `${status}, exit code ${code}`
   return preview === "" ? head : `${head}: ${preview}`
 }

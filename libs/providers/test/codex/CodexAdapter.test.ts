@@ -1,8 +1,9 @@
 /**
- * CodexAdapter without the real CLI: the argv of new and resumed turns (default and full access, with and without
- * model and effort), the effort allow-list, detection through Discovery, and the process path with a shell-script
- * `codex` double that replays a real fixture (what it was given on argv, stdin and env is checked), dies, or hangs
- * until cancelled. The real CLI is wired into live conformance separately.
+ * CodexAdapter without the real CLI: the app-server argv and thread settings (default and full access, with and
+ * without model and effort, the MCP server), exec's argv for the bench, the effort allow-list, detection through
+ * Discovery, and the process path with a shell-script `codex` double that replays real app-server output (what it
+ * was given on argv, stdin and env is checked), dies, or hangs until cancelled. The real CLI is wired into live
+ * conformance separately.
  */
 import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
@@ -10,32 +11,47 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { CODEX_EFFORT_ALLOW_LIST, codexArgs, makeCodexAdapter } from "../../src/codex/CodexAdapter.ts"
-import type { TurnInput } from "../../src/Provider.ts"
-import { cancelLeavesNoProcess, sessionOptions, tempDir } from "../support.ts"
+import {
+  CODEX_EFFORT_ALLOW_LIST,
+  codexAppServerArgs,
+  codexExecArgs,
+  codexThreadSettings,
+  makeCodexAdapter
+} from "../../src/codex/CodexAdapter.ts"
+import type { SessionProcessOptions, TurnInput } from "../../src/Provider.ts"
+import { cancelLeavesNoProcess, sessionOptions, tempDir, waitFor } from "../support.ts"
 
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/codex")
+const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "app-server")
 
-/** A `codex` double: answers --version, records argv, stdin and env, then replays STUB_FIXTURE (or hangs, or dies). */
+/**
+ * A `codex` double: answers --version, records argv and env, reads the handshake and thread request (three lines),
+ * then replays STUB_FIXTURE (real app-server output answering the adapter's request ids), or hangs, or dies; it
+ * records what else arrives on stdin until it closes.
+ */
 const STUB = `#!/bin/sh
 if [ "$1" = "--version" ]; then echo "codex-cli 0.171.0"; exit 0; fi
 printf '%s\\n' "$@" > "$STUB_DIR/argv"
-cat > "$STUB_DIR/stdin"
 env > "$STUB_DIR/env"
-if [ "$STUB_MODE" = "hang" ]; then head -n 1 "$STUB_FIXTURE"; sleep 60 & echo $! > "$STUB_DIR/child"; wait; fi
 if [ "$STUB_MODE" = "crash" ]; then echo "boom" >&2; exit 1; fi
-if [ "$STUB_MODE" = "truncated" ]; then grep -v turn.failed "$STUB_FIXTURE"; exit 1; fi
+for i in 1 2 3; do IFS= read -r line; printf '%s\\n' "$line" >> "$STUB_DIR/stdin"; done
+if [ "$STUB_MODE" = "hang" ]; then head -n 1 "$STUB_FIXTURE"; sleep 60 & echo $! > "$STUB_DIR/child"; wait; fi
+if [ "$STUB_MODE" = "truncated" ]; then grep -v turn/completed "$STUB_FIXTURE"; exit 1; fi
 cat "$STUB_FIXTURE"
+cat >> "$STUB_DIR/stdin"
 `
 
 const fresh: TurnInput = { prompt: "x", providerSessionId: undefined, kind: "user" }
 const resumed: TurnInput = { prompt: "x", providerSessionId: "01a2297c-faf9-7a31-bba3-0a98311945d1", kind: "user" }
 
-const SANDBOX = ["-c", "sandbox_mode=workspace-write", "-c", "sandbox_workspace_write.network_access=true"]
-const COMMON = [
-  ...["-c", "allow_login_shell=false", "--skip-git-repo-check"],
-  ...["-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false"]
+const SANDBOX = [
+  ...["-c", "sandbox_mode=workspace-write", "-c", "sandbox_workspace_write.network_access=true"],
+  ...["-c", `approval_policy="never"`]
 ]
+const FULL = ["-c", `sandbox_mode="danger-full-access"`, "-c", `approval_policy="never"`]
+const QUIET = [
+  ...["-c", "allow_login_shell=false", "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false"]
+]
+const LOW = { argv: ["--config=model_reasoning_effort=low"], env: {} }
 
 const withStub = Effect.gen(function* () {
   const bin = yield* tempDir("codex-bin")
@@ -43,64 +59,76 @@ const withStub = Effect.gen(function* () {
   writeFileSync(path.join(bin, "codex"), STUB)
   chmodSync(path.join(bin, "codex"), 0o755)
   const adapter = makeCodexAdapter({ env: { PATH: bin, HOME: bin } })
-  const start = (fixture: string, mode = "replay") =>
+  const start = (fixture: string, mode = "replay", overrides: Partial<SessionProcessOptions> = {}) =>
     adapter.start(
       sessionOptions({
         workspace,
-        env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" }
+        env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" },
+        ...overrides
       })
     )
-  return { bin, adapter, start }
+  const written = () =>
+    readFileSync(path.join(bin, "stdin"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+  return { bin, workspace, adapter, start, written }
 })
 
 describe("CodexAdapter invocation", () => {
-  it("a new turn, least privilege: workspace-write sandbox with network, no login shell, prompt from stdin", () => {
-    assert.deepStrictEqual(codexArgs(sessionOptions(), fresh), ["exec", "--json", ...SANDBOX, ...COMMON, "--", "-"])
-  })
-
-  it("a resumed turn: `exec resume`, the same sandbox, the thread id after `--`", () => {
-    assert.deepStrictEqual(codexArgs(sessionOptions(), resumed), [
-      ...["exec", "resume", "--json", ...SANDBOX, ...COMMON, "--", resumed.providerSessionId, "-"]
-    ])
-  })
-
-  it("full access, a model and an effort profile, new and resumed", () => {
-    const session = sessionOptions({
-      fullAccess: true,
-      model: "gpt-5.5",
-      effort: { argv: ["--config=model_reasoning_effort=low"], env: {} }
+  it("app-server, least privilege: workspace-write sandbox with network, approval never, no login shell", () => {
+    assert.deepStrictEqual(codexAppServerArgs(sessionOptions()), ["app-server", ...SANDBOX, ...QUIET])
+    assert.deepStrictEqual(codexThreadSettings(sessionOptions({ workspace: "/ws" })), {
+      cwd: "/ws",
+      sandbox: "workspace-write",
+      approvalPolicy: "never"
     })
-    const tail = ["--model", "gpt-5.5", "--config=model_reasoning_effort=low", "--"]
-    assert.deepStrictEqual(codexArgs(session, fresh), [
-      ...["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", ...COMMON, ...tail, "-"]
-    ])
-    assert.deepStrictEqual(codexArgs(session, resumed), [
-      ...["exec", "resume", "--json", "--dangerously-bypass-approvals-and-sandbox", ...COMMON, ...tail],
-      ...[resumed.providerSessionId, "-"]
-    ])
   })
 
-  it("a model without effort, and effort without a model, under the sandbox", () => {
-    assert.deepStrictEqual(codexArgs(sessionOptions({ model: "o4" }), fresh).slice(-4), ["--model", "o4", "--", "-"])
-    const effort = sessionOptions({ effort: { argv: ["--config=model_reasoning_effort=high"], env: {} } })
-    assert.deepStrictEqual(codexArgs(effort, fresh), [
-      ...["exec", "--json", ...SANDBOX, ...COMMON, "--config=model_reasoning_effort=high", "--", "-"]
-    ])
+  it("app-server, full access with a model and an effort profile: no sandbox, the model in the thread settings", () => {
+    const session = sessionOptions({ fullAccess: true, model: "gpt-5.5", workspace: "/ws", effort: LOW })
+    assert.deepStrictEqual(codexAppServerArgs(session), ["app-server", ...FULL, ...QUIET, ...LOW.argv])
+    assert.deepStrictEqual(codexThreadSettings(session), {
+      cwd: "/ws",
+      sandbox: "danger-full-access",
+      approvalPolicy: "never",
+      model: "gpt-5.5"
+    })
   })
 
-  it("the pedelec MCP server: command, args, env by name, required, approval and timeout, before the model; no capability", () => {
-    const session = sessionOptions({ model: "o4" })
-    const args = codexArgs(session, fresh, { command: "/opt/pedelec/bin/pedelec-cli", args: ["mcp"] })
+  it("the pedelec MCP server: command, args, env by name, required, approval and timeout; no capability", () => {
+    const session = sessionOptions({ effort: LOW })
+    const args = codexAppServerArgs(session, { command: "/opt/pedelec/bin/pedelec-cli", args: ["mcp"] })
     const key = "mcp_servers.pedelec"
-    assert.deepStrictEqual(args.slice(0, -4), [
-      ...["exec", "--json", ...SANDBOX, ...COMMON],
+    assert.deepStrictEqual(args, [
+      ...["app-server", ...SANDBOX, ...QUIET],
       ...["-c", `${key}.command="/opt/pedelec/bin/pedelec-cli"`, "-c", `${key}.args=["mcp"]`],
       ...["-c", `${key}.env_vars=["PEDELEC_THREAD_ID","PEDELEC_SESSION_CAP","PEDELEC_HOME","PATH"]`],
       ...["-c", `${key}.required=true`],
-      ...["-c", `${key}.default_tools_approval_mode="approve"`, "-c", `${key}.tool_timeout_sec=18060`]
+      ...["-c", `${key}.default_tools_approval_mode="approve"`, "-c", `${key}.tool_timeout_sec=18060`],
+      ...LOW.argv
     ])
-    assert.deepStrictEqual(args.slice(-4), ["--model", "o4", "--", "-"])
     assert.isFalse(args.some((arg) => arg.includes(session.env.PEDELEC_SESSION_CAP!)))
+  })
+
+  it("exec (the bench's bare baseline): new and resumed turns, the same sandbox, its own bypass flag", () => {
+    const tail = ["--skip-git-repo-check", "--"]
+    assert.deepStrictEqual(codexExecArgs(sessionOptions(), fresh), [
+      "exec",
+      "--json",
+      ...SANDBOX,
+      ...QUIET,
+      ...tail,
+      "-"
+    ])
+    assert.deepStrictEqual(codexExecArgs(sessionOptions(), resumed), [
+      ...["exec", "resume", "--json", ...SANDBOX, ...QUIET, ...tail, resumed.providerSessionId, "-"]
+    ])
+    const full = sessionOptions({ fullAccess: true, model: "o4", effort: LOW })
+    assert.deepStrictEqual(codexExecArgs(full, fresh), [
+      ...["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", ...QUIET, "--skip-git-repo-check"],
+      ...["--model", "o4", ...LOW.argv, "--", "-"]
+    ])
   })
 
   it("effort tokens are single --config=model_reasoning_effort=<level> tokens; nothing else gets through", () => {
@@ -135,19 +163,49 @@ describe("CodexAdapter detection and processes", () => {
     })
   )
 
-  it.live("a turn: the prompt goes on stdin untouched, the events come from stdout", () =>
+  it.live("a turn: handshake, thread and turn as JSON-RPC on stdin, the prompt untouched, events from stdout", () =>
     Effect.gen(function* () {
-      const { bin, start } = yield* withStub
+      const { bin, workspace, start, written } = yield* withStub
       const sp = yield* start("tool-turn.jsonl")
       const prompt = '--looks like a flag\n  ünïcode "q" $HOME\n'
       const events = yield* Stream.runCollect(sp.send({ ...fresh, prompt }))
       assert.deepStrictEqual(
         events.map((event) => event.type),
-        ["session", "tool_activity", "tool_activity", "message", "usage", "completed"]
+        ["session", "tool_activity", "tool_activity", "delta", "delta", "delta", "message", "usage", "completed"]
       )
-      assert.strictEqual(readFileSync(path.join(bin, "stdin"), "utf8"), prompt)
-      assert.deepStrictEqual(readFileSync(path.join(bin, "argv"), "utf8").trim().split("\n").slice(-2), ["--", "-"])
+      const requests = yield* waitFor(
+        "the turn/start request",
+        Effect.sync(() => {
+          const seen = written()
+          return seen.length === 4 ? seen : undefined
+        })
+      )
+      assert.deepStrictEqual(
+        requests.map((message) => message.method),
+        ["initialize", "initialized", "thread/start", "turn/start"]
+      )
+      assert.deepStrictEqual(requests[2].params, {
+        cwd: workspace,
+        sandbox: "workspace-write",
+        approvalPolicy: "never"
+      })
+      assert.strictEqual(requests[3].params.input[0].text, prompt)
+      assert.strictEqual(readFileSync(path.join(bin, "argv"), "utf8").trim().split("\n")[0], "app-server")
       assert.include(readFileSync(path.join(bin, "env"), "utf8"), "PEDELEC_THREAD_ID=t1")
+    })
+  )
+
+  it.live("a resumed turn in full access: thread/resume of its thread, no sandbox", () =>
+    Effect.gen(function* () {
+      const { start, written } = yield* withStub
+      const sp = yield* start("text-turn.jsonl", "replay", { fullAccess: true, model: "o4" })
+      yield* Stream.runDrain(sp.send(resumed))
+      const thread = written()[2]
+      assert.strictEqual(thread.method, "thread/resume")
+      assert.deepStrictEqual(
+        [thread.params.threadId, thread.params.sandbox, thread.params.model],
+        [resumed.providerSessionId, "danger-full-access", "o4"]
+      )
     })
   )
 
@@ -160,7 +218,7 @@ describe("CodexAdapter detection and processes", () => {
       chmodSync(path.join(pedelecBin, "pedelec-cli"), 0o755)
       const env = {
         STUB_DIR: bin,
-        STUB_FIXTURE: path.join(fixtures, "tool-turn.jsonl"),
+        STUB_FIXTURE: path.join(fixtures, "text-turn.jsonl"),
         PATH: [pedelecBin, process.env.PATH].join(path.delimiter)
       }
       const sp = yield* adapter.start(sessionOptions({ workspace, env }))
@@ -180,7 +238,7 @@ describe("CodexAdapter detection and processes", () => {
     })
   )
 
-  it.live("codex dying after an error line but before turn.failed reports that error", () =>
+  it.live("codex dying after an error notification but before turn/completed reports that error", () =>
     Effect.gen(function* () {
       const { start } = yield* withStub
       const sp = yield* start("http-400.jsonl", "truncated")
