@@ -14,7 +14,7 @@ import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
 import packageJson from "../../package.json" with { type: "json" }
 import { capabilityProof, checkSession, endpoint, hello, refused } from "../Agent.ts"
 import { connect } from "../AgentWire.ts"
-import { garbled } from "../Reach.ts"
+import { type Endpoint, garbled } from "../Reach.ts"
 import { HELP, parseArgs } from "./Args.ts"
 import { type Failure, failure, fromRefusal, jsonLine, Refused } from "./Failure.ts"
 import { execute } from "./Run.ts"
@@ -40,13 +40,8 @@ const finish = (stdout: string, exit: number): Promise<never> =>
 
 const positiveInt = (u: unknown): u is number => Number.isInteger(u) && (u as number) > 0
 
-/** Core's policy for this session's runs (proving the capability) and the socket that gave it; or why not. */
-const askCore = async (
-  sessionId: string,
-  version: string
-): Promise<{ readonly policy: DenoRunPolicy; readonly socketPath: string } | Failure> => {
-  const at = await endpoint()
-  if ("error" in at) return fromRefusal(at)
+/** Core's policy for this session's runs (proving the capability), from the Core at `at`; or why not. */
+const askCore = async (at: Endpoint, sessionId: string, version: string): Promise<DenoRunPolicy | Failure> => {
   const wire = await connect(at)
   if ("error" in wire) return fromRefusal(wire)
   try {
@@ -59,10 +54,16 @@ const askCore = async (
     if (typeof workspace !== "string" || !path.isAbsolute(workspace) || !positiveInt(timeoutMs))
       return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
     if (!positiveInt(outputBytes)) return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
-    return { policy: { workspace, timeoutMs, outputBytes }, socketPath: at.socketPath }
+    return { workspace, timeoutMs, outputBytes }
   } finally {
     wire.close()
   }
+}
+
+/** Only the home whose Core socket is `socketPath` keeps trusted graphs; any other PEDELEC_HOME gets full checks. */
+const cacheOf = async (socketPath: string) => {
+  const home = await trustedHome(resolveCorePaths().home, socketPath)
+  return home === undefined ? undefined : openCache(home)
 }
 
 const main = async (): Promise<never> => {
@@ -79,18 +80,17 @@ const main = async (): Promise<never> => {
   }
   const refusedSession = checkSession(parsed.threadId, process.env.PEDELEC_SESSION_CAP, "pedelec-deno")
   if (refusedSession !== undefined) return finish(jsonLine(fromRefusal(refusedSession)), refusedSession.exit)
-  // Independent, so at once: the runtime on disk, Core's answer, the second wall.
-  const [deno, answer, wall] = await Promise.all([
+  // Independent, so at once (Core first: the rest is done while it answers): Core's policy, the runtime on disk, the
+  // second wall, and the graph cache of that Core's home (used only once it has answered).
+  const at = endpoint()
+  const [policy, deno, wall, cache] = await Promise.all([
+    at.then((found) => ("error" in found ? fromRefusal(found) : askCore(found, parsed.threadId, packageJson.version))),
     denoBinary(process.env),
-    askCore(parsed.threadId, packageJson.version),
-    findWall()
+    findWall(),
+    at.then((found) => ("error" in found ? undefined : cacheOf(found.socketPath)))
   ])
   if (isFailure(deno)) return finish(jsonLine(deno), deno.exit)
-  if (isFailure(answer)) return finish(jsonLine(answer), answer.exit)
-  const { policy } = answer
-  // Only the home of the Core that just answered keeps trusted graphs; any other PEDELEC_HOME gets full checks.
-  const home = await trustedHome(resolveCorePaths().home, answer.socketPath)
-  const cache = home === undefined ? undefined : await openCache(home)
+  if (isFailure(policy)) return finish(jsonLine(policy), policy.exit)
 
   let stopScript: (() => void) | undefined
   const stop = () => {
