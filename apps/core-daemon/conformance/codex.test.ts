@@ -1,5 +1,5 @@
 // Codex CLI: the shared live scenarios (LiveProvider.ts) through codex's default workspace-write sandbox, pointed at
-// the scripted server's Responses API by a custom provider in its own config.
+// the scripted server's Responses API by a custom provider in its own config; one warm `codex app-server` a session.
 import { inject } from "vitest"
 import { codexEnvironment } from "./CliEnvironments.ts"
 import { describeLiveProvider } from "./LiveProvider.ts"
@@ -15,5 +15,6 @@ describeLiveProvider({
   processName: "codex",
   errorScenario: "same-session",
   checksSignIn: true,
-  mcpToolName: (name) => `mcp__pedelec__${name}`
+  mcpToolName: (name) => `mcp__pedelec__${name}`,
+  warmProcess: true
 })

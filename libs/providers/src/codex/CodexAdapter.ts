@@ -7,12 +7,14 @@
  * Discovery's; stall timeouts, tool routing and session events are Core's. `codex exec --json` (CodexEvents) stays
  * only as the provider bench's bare baseline.
  *
- * Why app-server and no longer a process per turn: a later turn skips codex's start-up (about 1 s of a ~1.2 s exec
- * turn here). Its sandbox was checked against exec's by hand with bubblewrap installed (/usr/bin/bwrap; the warning
- * that it was missing, which held app-server back before, is gone): the same overrides make a command's write outside
- * the workspace fail with "Read-only file system" under both, writes in the workspace and /tmp succeed, a Unix socket
- * connect succeeds (and fails without network_access), and full access writes anywhere. exec's own bypass flag has no
- * app-server form, so full access is its two settings (sandbox danger-full-access, approval never) by name.
+ * Why app-server and no longer a process per turn: a later turn skips codex's start-up; against the scripted model
+ * server a later turn takes 0.17–0.20× a bare `codex exec resume` (172–247 ms against 1.0–1.2 s, provider bench).
+ * Its sandbox was checked against exec's by hand with bubblewrap installed (/usr/bin/bwrap; the warning that it was
+ * missing, which held app-server back before, is gone): the same overrides make a command's write outside the
+ * workspace fail with "Read-only file system" under both, writes in the workspace and /tmp succeed, a Unix socket
+ * connect succeeds (and fails without network_access), and full access writes anywhere. exec's bypass flag has no
+ * app-server form, so full access is its two settings by name (sandbox danger-full-access, approval never). Effort
+ * given as `--config` reaches the model on a resumed thread too (checked in the model server's request log).
  *
  * Permission modes (this text is the docs' provider table row):
  * - Least privilege (default): codex's own sandbox in `workspace-write` mode (`-c sandbox_mode=workspace-write`;

@@ -155,16 +155,14 @@ export class CodexAppServerTurn extends CountingDecoder {
       this.threadId = providerSessionId
       return [this.turnStart(providerSessionId)]
     }
-    const { model, ...settings } = this.settings
-    const params = { ...settings, ...(model === undefined ? {} : { model }) }
     const initialize = this.request("initialize", {
       clientInfo: { name: "pedelec", title: "Pedelec", version: "1" },
       capabilities: { experimentalApi: false, requestAttestation: false }
     })
     const thread =
       providerSessionId === undefined
-        ? this.request("thread/start", params)
-        : this.request("thread/resume", { threadId: providerSessionId, ...params, excludeTurns: true })
+        ? this.request("thread/start", this.settings)
+        : this.request("thread/resume", { threadId: providerSessionId, ...this.settings, excludeTurns: true })
     this.threadRequest = this.ids.next
     return [initialize, JSON.stringify({ method: "initialized" }), thread]
   }
