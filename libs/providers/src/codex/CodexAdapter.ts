@@ -56,7 +56,10 @@ import { codexError } from "./CodexEvents.ts"
 
 const PROVIDER = "codex"
 const NAME = "Codex CLI"
-/** A session quiet this long gives its app-server back; its next turn resumes the thread in a new one. */
+/**
+ * An idle app-server holds about 200 MB (its Node launcher 44 MB, codex itself 150 MB); a session quiet this long
+ * gives it back, and its next turn resumes the thread in a new one (about 1 s more).
+ */
 const IDLE_TIMEOUT_MS = 10 * 60_000
 /** codex ends an interrupted turn within about 0.6 s (killing its running command); it is killed if it takes longer. */
 const INTERRUPT_GRACE_MS = 2_000
