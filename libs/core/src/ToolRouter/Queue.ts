@@ -96,7 +96,10 @@ export const armTimeout = (session: Session, call: Call, delayMs: number) => {
   const timeoutMs = call.tool.spec.timeoutMs
   return FiberHandle.run(
     call.timer,
-    Effect.sleep(delayMs).pipe(Effect.andThen(finish(session, call, cancelled(call, "TOOL_TIMEOUT", { timeoutMs }))))
+    // The error is made only when the timeout fires: a PedelecError captures a stack, which every call would pay.
+    Effect.sleep(delayMs).pipe(
+      Effect.andThen(Effect.suspend(() => finish(session, call, cancelled(call, "TOOL_TIMEOUT", { timeoutMs }))))
+    )
   )
 }
 
