@@ -19,7 +19,7 @@
  * 2x is out of reach for a node front), Core's hello and deno.prepare (15 ms), the run itself and the copy's removal.
  * Reading the graph is Script/Graph's; copying and hashing Script/Copy's.
  */
-import { rmSync } from "node:fs"
+import { rmSync, statfsSync } from "node:fs"
 import { mkdir, mkdtemp, realpath, rm, stat } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
@@ -30,7 +30,7 @@ import { denoUnavailable, Refused, refuse } from "./Failure.ts"
 import type { Launch } from "./Processes.ts"
 import { launchDeno, outwardLinks, type Wall } from "./Sandbox.ts"
 import { copyGraph, type Hashes } from "./Script/Copy.ts"
-import { graph, NO_OUTSIDE_CODE } from "./Script/Graph.ts"
+import { graph, LIMITS, NO_OUTSIDE_CODE } from "./Script/Graph.ts"
 import { denoIdentity, type GraphCache, type GraphId, lookup, store, usableFor } from "./Script/GraphCache.ts"
 import { heapFlag, type ResourceCaps } from "./Watchdog.ts"
 
@@ -111,9 +111,30 @@ export const resolveScript = async (root: string, script: string): Promise<strin
 /** The private dirs of this process not yet removed, for a SIGINT/SIGTERM to clean up. */
 export const privateDirs = new Set<string>()
 
-/** A temp dir outside the workspace: inside it, a script could change the copy between its check and its run. */
+const TMPFS_MAGIC = 0x01021994
+
+/**
+ * /dev/shm when it is a tmpfs with room for twice the largest graph (a container's is often 64 MiB): making,
+ * filling and removing the private dir there takes a fraction of a millisecond, against 2 to 13 ms in a busy /tmp
+ * on disk (measured, ext4, 2 cores under load).
+ */
+const memoryDir = (): ReadonlyArray<string> => {
+  if (process.platform !== "linux") return []
+  try {
+    const fs = statfsSync("/dev/shm")
+    return fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize >= 2 * LIMITS.graphBytes ? ["/dev/shm"] : []
+  } catch {
+    return []
+  }
+}
+
+/**
+ * A temp dir outside the workspace: inside it, a script could change the copy between its check and its run. In
+ * TMPDIR when it is set (the caller chose), else in memory where there is room, else the usual places.
+ */
 const privateDir = async (root: string): Promise<string> => {
-  for (const base of [os.tmpdir(), "/tmp", "/var/tmp", "/dev/shm"]) {
+  const chosen = process.env.TMPDIR ? [os.tmpdir()] : []
+  for (const base of [...chosen, ...memoryDir(), os.tmpdir(), "/tmp", "/var/tmp", "/dev/shm"]) {
     const real = await realpath(base).catch(() => undefined)
     if (real === undefined || isInside(root, real) || !listable(real)) continue
     const dir = await mkdtemp(path.join(real, "pedelec-deno-")).catch(() => undefined)

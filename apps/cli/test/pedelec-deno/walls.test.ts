@@ -4,7 +4,7 @@
 // path outside, a symlink leading out, writing outside) and imports from outside, the network or registries are
 // refused before it runs. Each case runs behind the first wall alone and behind bubblewrap where it works here.
 
-import { existsSync } from "node:fs"
+import { existsSync, statfsSync } from "node:fs"
 import { readdir, readFile, symlink } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -12,6 +12,7 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Wall } from "../../src/pedelec-deno/Sandbox.ts"
 import type { Prepared } from "../../src/pedelec-deno/Script.ts"
+import { LIMITS } from "../../src/pedelec-deno/Script/Graph.ts"
 import { bwrapWall, type Place, place, ran, refusedWith, runScript, SECRET } from "./scripts.ts"
 
 const bwrap = await bwrapWall()
@@ -162,6 +163,42 @@ describe.each(walls)("behind %s", (_name, wall) => {
     expect(failure.error.details).toEqual({ specifier: "file:///etc/hostname", reason: "is outside the workspace" })
     expect(failure.error.message).toMatch(/^Script imports file:\/\/\/etc\/hostname, which is outside the workspace/)
     expect(failure.exit).toBe(1)
+  })
+})
+
+describe("the private copy", () => {
+  const wall: Wall = bwrap ?? { kind: "none" }
+  const tmpfsWithRoom = (() => {
+    if (!existsSync("/dev/shm")) return false
+    const fs = statfsSync("/dev/shm")
+    return fs.type === 0x01021994 && fs.bavail * fs.bsize >= 2 * LIMITS.graphBytes
+  })()
+
+  const dirOfRun = async (tmpdir: string | undefined) => {
+    const before = process.env.TMPDIR
+    if (tmpdir === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = tmpdir
+    let dir = ""
+    try {
+      await at.file("where.ts", 'console.log("ran")\n')
+      const onPrepared = (prepared: Prepared) => {
+        dir = prepared.dir
+      }
+      expect(ran(await runScript(at, "where.ts", { wall, onPrepared })).stdout).toBe("ran\n")
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = before
+    }
+    expect(existsSync(dir)).toBe(false)
+    return dir
+  }
+
+  it("is made in TMPDIR when it is set, and removed after the run", async () => {
+    expect(path.dirname(await dirOfRun(at.outside))).toBe(at.outside)
+  })
+
+  it.runIf(tmpfsWithRoom)("is made in /dev/shm (a tmpfs with room) when TMPDIR is not set", async () => {
+    expect(path.dirname(await dirOfRun(undefined))).toBe("/dev/shm")
   })
 })
 
