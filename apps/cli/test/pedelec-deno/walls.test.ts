@@ -11,8 +11,8 @@ import type { AddressInfo } from "node:net"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Wall } from "../../src/pedelec-deno/Sandbox.ts"
-import type { Prepared } from "../../src/pedelec-deno/Script.ts"
 import { LIMITS } from "../../src/pedelec-deno/Script/Graph.ts"
+import type { Prepared } from "../../src/pedelec-deno/Script.ts"
 import { bwrapWall, type Place, place, ran, refusedWith, runScript, SECRET } from "./scripts.ts"
 
 const bwrap = await bwrapWall()
