@@ -19,8 +19,8 @@
  * 2x is out of reach for a node front), Core's hello and deno.prepare (15 ms), the run itself and the copy's removal.
  * Reading the graph is Script/Graph's; copying and hashing Script/Copy's.
  */
-import { rmSync, statfsSync } from "node:fs"
-import { mkdir, mkdtemp, realpath, rm, stat } from "node:fs/promises"
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, statfsSync, statSync } from "node:fs"
+import { mkdir, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { isInside } from "@pedelec/path-guard/Inside"
@@ -73,6 +73,15 @@ export interface Prepared {
   readonly graph: "checked" | "cached"
 }
 
+/** What `f` returns, or undefined when it throws (a path that is not there). */
+const attempt = <A>(f: () => A): A | undefined => {
+  try {
+    return f()
+  } catch {
+    return undefined
+  }
+}
+
 /** The errno code of a failed file system call, or the failure itself when it has none. */
 const codeOf = (cause: unknown) => errnoOf(cause) ?? String(cause)
 
@@ -104,7 +113,7 @@ export const resolveScript = async (root: string, script: string): Promise<strin
   )
   if (resolved._tag === "Refused") return pathInvalid(script, REFUSALS[resolved.refusal])
   if (!resolved.exists) return pathInvalid(script, "it does not exist")
-  if (!(await stat(resolved.path)).isFile()) return pathInvalid(script, "it is not a file")
+  if (!statSync(resolved.path).isFile()) return pathInvalid(script, "it is not a file")
   return resolved.path
 }
 
@@ -132,12 +141,12 @@ const memoryDir = (): ReadonlyArray<string> => {
  * A temp dir outside the workspace: inside it, a script could change the copy between its check and its run. In
  * TMPDIR when it is set (the caller chose), else in memory where there is room, else the usual places.
  */
-const privateDir = async (root: string): Promise<string> => {
+const privateDir = (root: string): string => {
   const chosen = process.env.TMPDIR ? [os.tmpdir()] : []
   for (const base of [...chosen, ...memoryDir(), os.tmpdir(), "/tmp", "/var/tmp", "/dev/shm"]) {
-    const real = await realpath(base).catch(() => undefined)
+    const real = attempt(() => realpathSync.native(base))
     if (real === undefined || isInside(root, real) || !listable(real)) continue
-    const dir = await mkdtemp(path.join(real, "pedelec-deno-")).catch(() => undefined)
+    const dir = attempt(() => mkdtempSync(path.join(real, "pedelec-deno-")))
     if (dir !== undefined) {
       privateDirs.add(dir)
       return dir
@@ -154,10 +163,10 @@ const privateDir = async (root: string): Promise<string> => {
  * The private dir's parts: the copy, and DENO_DIR, HOME and TMPDIR (Deno's own scratch: behind bubblewrap each a
  * fresh tmpfs at that path, Sandbox), created 0700.
  */
-const privateLayout = async (dir: string) => {
+const privateLayout = (dir: string) => {
   const copy = path.join(dir, "src")
   const state = { deno: path.join(dir, "deno"), home: path.join(dir, "home"), tmp: path.join(dir, "tmp") }
-  for (const sub of [copy, state.deno, state.home, state.tmp]) await mkdir(sub, { mode: 0o700 })
+  for (const sub of [copy, state.deno, state.home, state.tmp]) mkdirSync(sub, { mode: 0o700 })
   const env = {
     DENO_DIR: state.deno,
     HOME: state.home,
@@ -219,15 +228,15 @@ const runArgs = (
 
 /** The real workspace, one Deno's comma-separated permission lists can name. */
 const realWorkspace = async (request: ScriptRequest) => {
-  const root = await realpath(request.policy.workspace).catch(() =>
+  const root =
+    attempt(() => realpathSync.native(request.policy.workspace)) ??
     pathInvalid(request.script, `the session's workspace ${request.policy.workspace} is gone`)
-  )
   if (!listable(root))
     pathInvalid(request.script, "the workspace's path contains a comma, which Deno's permission flags cannot express")
   return root
 }
 
-type Layout = Awaited<ReturnType<typeof privateLayout>>
+type Layout = ReturnType<typeof privateLayout>
 
 /** The graph checked in the workspace, copied, and the copy's checked again (nothing new in it): the full path. */
 const checkedCopy = async (
@@ -269,8 +278,12 @@ const sameCopy = async (root: string, copy: string, known: Hashes) => {
 /** The cache entry's identity for this run, when a cache may be used for this workspace. */
 const graphId = async (request: ScriptRequest, root: string, entry: string): Promise<GraphId | undefined> => {
   if (request.cache === undefined || !usableFor(request.cache, root)) return undefined
-  const deno = await denoIdentity(request.deno).catch(() => undefined)
-  if (deno === undefined) return undefined
+  let deno: string
+  try {
+    deno = denoIdentity(request.deno)
+  } catch {
+    return undefined
+  }
   const wall = request.wall.kind === "bwrap" ? request.wall.bwrap : "none"
   return { workspace: root, entry: path.relative(root, entry), deno, wall }
 }
@@ -306,9 +319,9 @@ const verifiedCopy = async (
 export const prepare = async (request: ScriptRequest, hooks: PrepareHooks = {}): Promise<Prepared> => {
   const root = await realWorkspace(request)
   const entry = await resolveScript(root, request.script)
-  const dir = await privateDir(root)
+  const dir = privateDir(root)
   try {
-    const layout = await privateLayout(dir)
+    const layout = privateLayout(dir)
     const { wall, modules, graph: how } = await verifiedCopy(request, root, entry, layout, hooks)
     await hooks.afterCopy?.()
     const denied = deniedLinks(wall, root, request.script)

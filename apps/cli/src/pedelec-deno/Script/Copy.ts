@@ -4,8 +4,17 @@
  * modules to copy (Script/Graph's check, or a cached graph) nor whether the copy may run (Script).
  */
 import { createHash } from "node:crypto"
-import { constants } from "node:fs"
-import { mkdir, open, realpath, stat, writeFile } from "node:fs/promises"
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import path from "node:path"
 import { isInside } from "@pedelec/path-guard/Inside"
 import { errnoOf } from "../../Reach.ts"
@@ -20,33 +29,42 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
  * Copies one module into the copy: opened first, then its real path must be inside the workspace and be the very
  * file that was opened (a symlink swapped in meanwhile is caught). The bytes hashed are the bytes read from that
  * handle and written, once, into a fresh 0400 file of the private dir: the hash is the copy's, whatever the
- * workspace file becomes later. Missing files are left to Deno (undefined).
+ * workspace file becomes later. Missing files are left to Deno (undefined). Synchronous, like the rest of the
+ * copy: a few small files, and each awaited call would cost an event loop turn (a millisecond on a busy machine).
  */
-const copyModule = async (root: string, copy: string, relative: string, budget: { bytes: number }) => {
+const copyModule = (root: string, copy: string, relative: string, budget: { bytes: number }) => {
   const source = path.join(root, relative)
-  let handle: Awaited<ReturnType<typeof open>>
+  let fd: number
   try {
-    handle = await open(source, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
+    fd = openSync(source, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
   } catch (cause) {
     if (errnoOf(cause) === "ENOENT" || errnoOf(cause) === "ENOTDIR") return undefined
     return importDenied(relative, `cannot be read (${errnoOf(cause) ?? String(cause)})`)
   }
   try {
-    const opened = await handle.stat()
-    const real = await realpath(source).catch(() => undefined)
-    const there = real === undefined ? undefined : await stat(real).catch(() => undefined)
+    const opened = fstatSync(fd)
+    const real = orUndefined(() => realpathSync.native(source))
+    const there = real === undefined ? undefined : orUndefined(() => statSync(real))
     if (real === undefined || !isInside(root, real) || there?.ino !== opened.ino || there.dev !== opened.dev)
       importDenied(relative, "is a symbolic link that leads outside the workspace")
     if (!opened.isFile()) importDenied(relative, "is not a regular file")
     budget.bytes -= opened.size
     if (budget.bytes < 0) importDenied(relative, `takes the script's imports over ${LIMITS.graphBytes} bytes`)
-    const bytes = await handle.readFile()
+    const bytes = readFileSync(fd)
     const target = path.join(copy, relative)
-    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 })
-    await writeFile(target, bytes, { flag: "wx", mode: 0o400 })
+    mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 })
+    writeFileSync(target, bytes, { flag: "wx", mode: 0o400 })
     return sha256(bytes)
   } finally {
-    await handle.close()
+    closeSync(fd)
+  }
+}
+
+const orUndefined = <A>(f: () => A): A | undefined => {
+  try {
+    return f()
+  } catch {
+    return undefined
   }
 }
 
@@ -55,7 +73,7 @@ export const copyGraph = async (root: string, copy: string, files: ReadonlyArray
   const budget = { bytes: LIMITS.graphBytes }
   const copied = new Map<string, string>()
   for (const relative of new Set(files)) {
-    const hash = await copyModule(root, copy, relative, budget)
+    const hash = copyModule(root, copy, relative, budget)
     if (hash !== undefined) copied.set(relative, hash)
   }
   return copied

@@ -18,8 +18,8 @@
  * It does not copy or check anything (Script, Script/Copy, Script/Graph).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { constants } from "node:fs"
-import { link, lstat, mkdir, open, readdir, realpath, rename, stat, unlink, writeFile } from "node:fs/promises"
+import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from "node:fs"
+import { link, lstat, mkdir, readdir, realpath, rename, stat, unlink, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { pathsForHome } from "@pedelec/core-client/HomeLayout"
 import { isInside } from "@pedelec/path-guard/Inside"
@@ -60,18 +60,23 @@ export const trustedHome = async (home: string, socketPath: string): Promise<str
   }
 }
 
-/** A regular file of this user, not followed through a symlink, of at most `max` bytes; undefined otherwise. */
-const readOwn = async (file: string, max: number): Promise<Buffer | undefined> => {
-  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0)).catch(
-    () => undefined
-  )
-  if (handle === undefined) return undefined
+/**
+ * A regular file of this user, not followed through a symlink, of at most `max` bytes; undefined otherwise.
+ * Synchronous: one small file on the run's critical path, where each awaited call costs an event loop turn.
+ */
+const readOwn = (file: string, max: number): Buffer | undefined => {
+  let fd: number
   try {
-    const info = await handle.stat()
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | (constants.O_NONBLOCK ?? 0))
+  } catch {
+    return undefined
+  }
+  try {
+    const info = fstatSync(fd)
     if (!info.isFile() || info.uid !== uid || info.size > max || (info.mode & 0o077) !== 0) return undefined
-    return await handle.readFile()
+    return readFileSync(fd)
   } finally {
-    await handle.close()
+    closeSync(fd)
   }
 }
 
@@ -81,7 +86,7 @@ const temp = (dir: string, name: string) =>
 /** The folder's key: made once (link, so two first runs agree on one), replaced when it is not 32 bytes. */
 const keyOf = async (dir: string): Promise<Buffer | undefined> => {
   const file = path.join(dir, "key")
-  const found = await readOwn(file, 64)
+  const found = readOwn(file, 64)
   if (found?.length === 32) return found
   const fresh = temp(dir, "key")
   await writeFile(fresh, randomBytes(32), { flag: "wx", mode: 0o600 })
@@ -91,7 +96,7 @@ const keyOf = async (dir: string): Promise<Buffer | undefined> => {
   } finally {
     await unlink(fresh).catch(() => undefined)
   }
-  const key = await readOwn(file, 64)
+  const key = readOwn(file, 64)
   return key?.length === 32 ? key : undefined
 }
 
@@ -120,8 +125,8 @@ export const openCache = async (home: string): Promise<GraphCache | undefined> =
 export const usableFor = (cache: GraphCache, workspace: string): boolean => !isInside(workspace, cache.dir)
 
 /** Everything besides the modules' bytes that decides the graph Deno resolves. */
-export const denoIdentity = async (deno: string): Promise<string> => {
-  const info = await stat(deno)
+export const denoIdentity = (deno: string): string => {
+  const info = statSync(deno)
   return [deno, info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs].join(":")
 }
 
@@ -137,7 +142,7 @@ const isModules = (u: unknown): u is ReadonlyArray<readonly [string, string]> =>
 
 /** The modules of the graph last checked for `id` and their hashes, if its entry verifies under the key. */
 export const lookup = async (cache: GraphCache, id: GraphId): Promise<Hashes | undefined> => {
-  const bytes = await readOwn(entryFile(cache, id), MAX_ENTRY_BYTES)
+  const bytes = readOwn(entryFile(cache, id), MAX_ENTRY_BYTES)
   if (bytes === undefined) return undefined
   try {
     const { modules, mac } = JSON.parse(bytes.toString("utf8")) as { modules?: unknown; mac?: unknown }
