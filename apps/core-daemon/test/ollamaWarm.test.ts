@@ -1,7 +1,8 @@
-// The ollama provider's warm pedelec-agent through a real Core, against the scripted model server: a session's turns
-// run in one process that asks /api/show once and keeps the conversation; a cancel during a page tool call and a
-// killed process each end only the running turn (cancelled, PROVIDER_FAILED), and the next turn resumes the saved
-// conversation in a new process; the session's end leaves no process.
+// The ollama provider's warm pedelec-agent through a real Core, against the scripted model server: the process
+// starts when the session opens and has asked /api/show before any turn; a session's turns run in that one process,
+// which asks /api/show once and keeps the conversation; a cancel during a page tool call and a killed process each
+// end only the running turn (cancelled, PROVIDER_FAILED), and the next turn resumes the saved conversation in a new
+// process; the session's end leaves no process.
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
@@ -67,12 +68,32 @@ const warmSession = Effect.gen(function* () {
 })
 
 const showRequests = () => server.requests().filter((request) => request.route === "ollama-show").length
+const chatRequests = () => server.requests().filter((request) => request.route === "ollama-chat").length
 
 describe("ollama's warm pedelec-agent through a real Core", () => {
+  it.live("the process starts with the session and asks /api/show before the first turn, which runs in it", () =>
+    Effect.gen(function* () {
+      const shownBefore = showRequests()
+      const chatsBefore = chatRequests()
+      const { agentPids, turn } = yield* warmSession
+      const started = yield* Effect.promise(() =>
+        waitUntil(
+          "the session's pedelec-agent to ask /api/show",
+          () => Effect.runPromise(agentPids),
+          (pids) => pids.length === 1 && showRequests() - shownBefore === 1
+        )
+      )
+      assert.strictEqual(chatRequests(), chatsBefore)
+      assert.strictEqual((yield* turn("TEXT[first]END")).reason, "completed")
+      assert.deepStrictEqual(yield* agentPids, started)
+      assert.strictEqual(showRequests() - shownBefore, 1)
+    }).pipe(Effect.scoped)
+  )
+
   it.live("a session's turns run in one process, which asks /api/show once and keeps the conversation", () =>
     Effect.gen(function* () {
-      const { client, sessionId, turn, agentPids } = yield* warmSession
       const shownBefore = showRequests()
+      const { client, sessionId, turn, agentPids } = yield* warmSession
       assert.strictEqual((yield* turn("TEXT[first]END warm-marker-one")).reason, "completed")
       const between = yield* agentPids
       assert.lengthOf(between, 1)

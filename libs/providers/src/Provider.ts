@@ -26,6 +26,8 @@ export interface SessionProcessOptions {
   readonly effort: EffortProfile
   /** The user opted this origin out of the CLI's sandbox (SPEC §12). */
   readonly fullAccess: boolean
+  /** The conversation the session's next turn continues, when it has one (for an adapter that starts with it). */
+  readonly providerSessionId?: string
 }
 
 export interface TurnInput {
@@ -98,6 +100,8 @@ export interface ProviderAdapter {
   readonly toolsAsFunctions?: boolean
   /** The agent also gets the page's tools as MCP tools of a `pedelec` server (`pedelec-cli mcp`). */
   readonly toolsAsMcp?: boolean
+  /** Core starts the session process when the session opens, not at its first turn, which then finds it ready. */
+  readonly startsWithSession?: boolean
   /** Used for a level the user's settings do not define; each token passes `effortAllowList`. */
   readonly defaultEffort: DefaultEffortProfiles
   /** Finds the CLI (PATH plus the usual install folders) and reports version, availability and where it is. */

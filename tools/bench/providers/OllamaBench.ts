@@ -1,9 +1,11 @@
 /**
  * OllamaBench — the ollama rows of the providers scenario: Pedelec's own loop (pedelec-agent, one warm process per
  * session, through the real Core) next to the floor an Ollama client cannot go below, one streaming POST /api/chat
- * from this process to the same scripted server, timed to its first text line and its `done` line. On turn 1 the
- * difference is pedelec-agent's start, its Core connection, /api/show and tool listing, and Core; on a later turn it
- * is one `tool.list` and Core. It does not print (Providers does).
+ * from this process to the same scripted server, timed to its first text line and its `done` line. The agent starts
+ * with the session (its node start, Core connection, tool listing and /api/show happen then), so turn 1 is sent
+ * SETTLE_MS after the session opened, as a page's user types after it loaded; a turn sent at once still waits for
+ * that start (0.2–0.4 s on 2 cores). Any turn's difference to the floor is then Core's work around the agent, two
+ * pipe hops and the event path to the client. It does not print (Providers does).
  */
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
 import { connectDesktop } from "@pedelec/core-client/CoreClient"
@@ -13,6 +15,8 @@ import { type BenchCore, withCore } from "../BenchCore.ts"
 import { type PedelecTurn, pedelecSession } from "./PedelecTurns.ts"
 
 const MODEL = "scripted-model"
+/** Enough for pedelec-agent's start with the session on a loaded 2-core box (0.2–0.4 s idle). */
+const SETTLE_MS = 1_500
 
 export interface OllamaMeasured {
   readonly turn1: Array<PedelecTurn>
@@ -67,7 +71,8 @@ export const measureOllama = async (
       const measured: OllamaMeasured = { turn1: [], later: [], direct: [] }
       // The scripted server answers "TEXT[…]END" only when tools are offered; a plain chat gets its default text.
       for (let round = 0; round < sessions; round++) {
-        const timed = await pedelecSession(core.info, { code: "ollama", model: MODEL }, text, turns, timeoutMs)
+        const provider = { code: "ollama", model: MODEL } as const
+        const timed = await pedelecSession(core.info, provider, text, turns, timeoutMs, SETTLE_MS)
         measured.turn1.push(timed[0]!)
         measured.later.push(...timed.slice(1))
         for (let turn = 0; turn < turns; turn++) measured.direct.push(await directChat(server.url, text))

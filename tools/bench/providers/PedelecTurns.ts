@@ -45,18 +45,23 @@ const timedTurn = (client: HostClient, events: Events, sessionId: SessionId, tex
     } satisfies PedelecTurn
   })
 
-/** One session of `turns` timed text turns, ended afterwards so its processes and workspace go. */
+/**
+ * One session of `turns` timed text turns, ended afterwards so its processes and workspace go. `settleMs`: how long
+ * the page waits after opening it before its first text, as a page whose user types after it loaded (0: at once).
+ */
 export const pedelecSession = (
   info: CoreRuntimeInfo,
   provider: { readonly code: ProviderCode; readonly model?: string },
   text: string,
   turns: number,
-  timeoutMs: number
+  timeoutMs: number,
+  settleMs = 0
 ): Promise<Array<PedelecTurn>> =>
   Effect.gen(function* () {
     const client = yield* hostClient(info)
     const input = { provider: provider.code, ...(provider.model === undefined ? {} : { model: provider.model }) }
     const { sessionId, events } = yield* openSession(client, input)
+    if (settleMs > 0) yield* Effect.sleep(settleMs)
     const timed: Array<PedelecTurn> = []
     for (let turn = 0; turn < turns; turn++) timed.push(yield* timedTurn(client, events, sessionId, text, timeoutMs))
     yield* client["session.end"]({ origin: ORIGIN, sessionId })

@@ -1,16 +1,17 @@
 /**
  * Loop — one turn of pedelec-agent: resume or start the conversation, learn the model's context window, offer the
  * page's tools and the workspace tools as functions, and run model rounds until the model answers without a tool
- * call (or the round limit stops it). Owns what is emitted as ProviderEvents and when the conversation is saved;
- * what a warm process keeps between turns is Kept's, HTTP Ollama's, Core PageTools', files WorkspaceTools' and
- * Conversation's.
+ * call (or the round limit stops it). A warm-up request (the session just opened) runs no round: it names the
+ * conversation the first turn continues (a new one, held empty) and asks the window ahead. Owns what is emitted as
+ * ProviderEvents and when the conversation is saved; what a warm process keeps between turns is Kept's, HTTP
+ * Ollama's, Core PageTools', files WorkspaceTools' and Conversation's.
  */
 
 import type { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { conversationFile, fitToWindow, newConversationId, saveConversation } from "./Conversation.ts"
 import { AgentFailure, Cancelled } from "./Failure.ts"
-import { conversationOf, type Kept, pageToolsFor, windowOf } from "./Kept.ts"
+import { conversationOf, holdNewConversation, type Kept, pageToolsFor, windowOf } from "./Kept.ts"
 import { type ChatMessage, type Connection, chat, type ToolCall } from "./Ollama.ts"
 import type { PageTools } from "./PageTools.ts"
 import { runWorkspaceTool, type ToolAnswer, workspaceTools } from "./WorkspaceTools.ts"
@@ -77,13 +78,29 @@ const prepare = async (request: AgentLoopRequest, context: TurnContext, kept: Ke
   }
 }
 
+const connectionOf = (request: AgentLoopRequest, context: TurnContext): Connection => ({
+  baseUrl: request.baseUrl,
+  apiKey: request.apiKey,
+  timeoutMs: request.timeoutMs,
+  signal: context.signal
+})
+
+/**
+ * Answered at once, whatever the server does: the first turn awaits the window asked here (and the tools listed as
+ * the process started), so a failure there is that turn's, with its code.
+ */
+export const warmUp = (request: AgentLoopRequest, context: TurnContext, kept: Kept): void => {
+  const id = request.providerSessionId ?? newConversationId()
+  // A conversation to resume is read by the turn that continues it.
+  if (request.providerSessionId === undefined) holdNewConversation(kept, id)
+  void windowOf(kept, connectionOf(request, context), request.model)
+  context.emit({ type: "session", providerSessionId: id })
+  context.emit({ type: "completed" })
+}
+
 export const runTurn = async (request: AgentLoopRequest, context: TurnContext, kept: Kept): Promise<void> => {
-  const connection: Connection = {
-    baseUrl: request.baseUrl,
-    apiKey: request.apiKey,
-    timeoutMs: request.timeoutMs,
-    signal: context.signal
-  }
+  if (request.warmUp === true) return warmUp(request, context, kept)
+  const connection = connectionOf(request, context)
   const { file, messages, page, pageTools, numCtx } = await prepare(request, context, kept, connection)
   const tools = [...pageTools, ...workspaceTools]
   const pageNames = new Set(pageTools.map((tool) => tool.function.name))

@@ -1,9 +1,10 @@
 /**
  * PageTools — the page's tools as pedelec-agent offers them to the model: one Core IPC connection for the life of
- * the warm process (the agent role, proving the session capability like pedelec-cli), `tool.list` each turn and
- * `tool.spec` only for a tool that is new or whose summary changed (or that Core refused arguments for), turned into
- * native function tools, and `tool.call` answered with exactly the line pedelec-cli would print. A cancelled turn
- * interrupts the pending call, so Core aborts the page's handler; a call Core cancels ends the turn (TurnOver). It does not run workspace tools or talk to the model.
+ * the warm process (the agent role, proving the session capability like pedelec-cli), one `tool.list` and a
+ * `tool.spec` per tool, turned into native function tools and kept (a session's tools are fixed when it is created;
+ * they are read again only after Core refused a call's arguments against the spec offered), and `tool.call` answered
+ * with exactly the line pedelec-cli would print. A cancelled turn interrupts the pending call, so Core aborts the
+ * page's handler; a call Core cancels ends the turn (TurnOver). It does not run workspace tools or talk to the model.
  */
 
 import { AGENT_LOOP_TOOLS } from "@pedelec/contracts/node/AgentLoop"
@@ -17,8 +18,8 @@ import type { FunctionTool } from "./Ollama.ts"
 import type { ToolAnswer } from "./WorkspaceTools.ts"
 
 export interface PageTools {
-  /** The page's tools now: one `tool.list`, and a `tool.spec` for each tool not already known as it is. */
-  readonly refresh: () => Promise<ReadonlyArray<FunctionTool>>
+  /** The page's tools: listed once (again after a refused call), a `tool.spec` for each tool not known as it is. */
+  readonly tools: () => Promise<ReadonlyArray<FunctionTool>>
   readonly call: (name: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<CliOutput | ToolAnswer>
   readonly close: () => void
 }
@@ -95,6 +96,17 @@ export const openPageTools = async (threadId: string, version: string): Promise<
     for (const entry of now) if (entry !== undefined) known.set(entry.tool.function.name, entry)
     return [...known.values()].map((entry) => entry.tool)
   }
+  let listed: Promise<ReadonlyArray<FunctionTool>> | undefined
+  const tools = () => {
+    if (listed !== undefined) return listed
+    const asked = refresh()
+    listed = asked
+    // A failed listing is not kept: the turn that awaited it fails, and the next one asks again.
+    asked.catch(() => {
+      if (listed === asked) listed = undefined
+    })
+    return asked
+  }
 
   const call = async (name: string, args: Record<string, unknown>, signal: AbortSignal) => {
     if (signal.aborted) throw new Cancelled()
@@ -121,7 +133,10 @@ export const openPageTools = async (threadId: string, version: string): Promise<
       const refusal = answer._tag === "Success" ? undefined : refused(answer, threadId)
       if (refusal !== undefined && TURN_OVER.has(refusal.error.code)) throw new TurnOver()
       // Arguments refused against the schema we offered: the page may have changed it, so the next list reads it.
-      if (refusal?.error.code === "TOOL_ARGS_INVALID") known.delete(name)
+      if (refusal?.error.code === "TOOL_ARGS_INVALID") {
+        known.delete(name)
+        listed = undefined
+      }
       return refusal === undefined
         ? { ok: false as const, error: { code: "PROTOCOL_ERROR" as const, message: "Core's answer was unreadable." } }
         : { ok: false as const, error: refusal.error }
@@ -129,5 +144,5 @@ export const openPageTools = async (threadId: string, version: string): Promise<
       signal.removeEventListener("abort", onAbort)
     }
   }
-  return { refresh, call, close: () => wire.close() }
+  return { tools, call, close: () => wire.close() }
 }

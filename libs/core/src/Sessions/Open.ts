@@ -2,7 +2,8 @@
  * Sessions/Open — how a live session comes to be: a new record from a request (provider, model and effort chosen
  * from the request and the settings, workspace prepared, tools checked, record written), and the live Session value
  * built from a record in the scope Sessions' RcMap gives it (after a create, a Core restart, or a lease that let it
- * go), with the end that scope's closing runs. A turn a crashed Core left open is completed here, as failed.
+ * go), with the end that scope's closing runs, and its process when the adapter starts one with the session. A turn
+ * a crashed Core left open is completed here, as failed.
  * Turns are Sessions/Turns', the end's steps Sessions/End's.
  */
 import type { Origin, TurnId } from "@pedelec/contracts/Ids"
@@ -27,6 +28,7 @@ import { SettingsStore } from "../SettingsStore.ts"
 import { compileTools } from "../ToolCatalog.ts"
 import { ToolRouter } from "../ToolRouter.ts"
 import { Workspaces } from "../Workspaces.ts"
+import { processOf } from "./Turns.ts"
 
 /** Where live sessions are found by id and by capability; kept by the sessions themselves as they open and end. */
 export interface LiveIndex {
@@ -89,6 +91,8 @@ export const openSession = Effect.fnUntraced(function* (
     Ref.update(session.ending, (reason): EndReason => reason ?? "disconnected").pipe(Effect.andThen(end(session)))
   )
   if (record.activeTurn) yield* completeInterruptedTurn(session, record, record.activeTurn)
+  // Ignored: a process that cannot start fails the first turn, which tries again, with its code.
+  if (session.adapter.startsWithSession === true) yield* processOf(session).pipe(Effect.ignore)
   return session
 })
 

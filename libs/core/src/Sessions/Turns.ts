@@ -10,6 +10,8 @@ import { delimiter, join } from "node:path"
 import type { TurnId } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { TurnKind } from "@pedelec/contracts/Session"
+import type { ProcessRecord } from "@pedelec/providers/Provider"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberHandle from "effect/FiberHandle"
@@ -42,7 +44,15 @@ export const startTurn = Effect.fnUntraced(function* (session: Session, kind: Tu
   // On disk before anyone hears of the turn: a Core killed from here on still owes it a completion (Open.ts). Kept
   // in memory only, a kill before the turn's first process record left a turn that never completed (4 of 20 Core
   // kills in the fault suite). A home that cannot take the write refuses the turn with its storage code.
-  const withTurn = yield* updateRecord(session, (record) => ({ ...record, activeTurn: { turnId, kind } }))
+  // With the processes already running (a warm agent): the one write the turn's start costs (ProcessRecords).
+  const processes = yield* processesOf(session)
+  const now = yield* Clock.currentTimeMillis
+  const withTurn = yield* updateRecord(session, (record) => ({
+    ...record,
+    activeTurn: { turnId, kind },
+    processes: [...processes],
+    lastActiveAt: now
+  }))
   yield* (yield* SessionStore)
     .save(withTurn)
     .pipe(
@@ -96,13 +106,18 @@ const completeTurn = Effect.fnUntraced(function* (
   }
   const lastSeq = yield* events.lastSeq(sessionId).pipe(Effect.orElseSucceed(() => 0))
   // The record owes this turn a completion until the completion is logged: a Core killed in between completes it on
-  // restart (Open.ts), and one killed after this write does not complete it twice. A turn started meanwhile keeps its own.
-  yield* updateRecord(session, ({ activeTurn, ...settled }) => ({
+  // restart (Open.ts), and one killed after it finds the completion in the log, so it never completes a turn twice.
+  // A turn started meanwhile keeps its own.
+  const settled = yield* updateRecord(session, ({ activeTurn, ...settled }) => ({
     ...settled,
     ...(activeTurn === undefined || activeTurn.turnId === turnId ? {} : { activeTurn }),
     lastSeq: Math.max(lastSeq, settled.lastSeq)
   }))
-  yield* (yield* ProcessRecords).record(session).pipe(Effect.ignore)
+  // Written now only when the processes changed (a new agent, one that died): what a reaper reads must be current.
+  // Otherwise the next write carries it (the next turn's start, the end): a next turn sent the moment this one
+  // completed waited ~9 ms for this write behind its own (issue 15, warm ollama turns).
+  if (signatureOf(settled.processes) !== signatureOf(yield* processesOf(session)))
+    yield* (yield* ProcessRecords).record(session).pipe(Effect.ignore)
 })
 
 /** Never fails: a turn that cannot run is a `failed` outcome. Interrupting it cancels the turn. */
@@ -117,10 +132,9 @@ const runTurn = (session: Session, turnId: TurnId, kind: TurnKind, text: string)
     const prompt = fresh ? yield* firstPrompt(session, userText) : userText
     const resumeFrom = fresh ? undefined : record.providerSessionId
     const store = yield* SessionStore
-    const records = yield* ProcessRecords
-    yield* records.record(session)
-    // A Core killed mid-turn can only reap what the session file names: keep it current while the turn runs.
-    yield* records.track(session)
+    // A Core killed mid-turn can only reap what the session file names: keep it current while the turn runs (what
+    // ran before the turn is in the file since startTurn).
+    yield* (yield* ProcessRecords).track(session)
     return yield* (yield* TurnRunner).run({
       sessionId: session.sessionId,
       turnId,
@@ -163,12 +177,15 @@ const noteProviderSession = Effect.fnUntraced(function* (
   fresh: boolean,
   resumeFrom: string | undefined
 ) {
+  const before = yield* Ref.get(session.record)
   const record = yield* updateRecord(session, (record) => ({
     ...record,
     providerSessionId,
     promptInjected:
       resumeFrom !== undefined && providerSessionId !== resumeFrom ? false : fresh || record.promptInjected
   }))
+  // A warm CLI names the same conversation every turn: only a change is worth a write.
+  if (record.providerSessionId === before.providerSessionId && record.promptInjected === before.promptInjected) return
   yield* (yield* SessionStore).save(record).pipe(Effect.ignore)
 })
 
@@ -194,7 +211,14 @@ const agentEnv = Effect.fnUntraced(function* (session: Session) {
   }
 })
 
-const processOf = Effect.fnUntraced(function* (session: Session) {
+const signatureOf = (processes: ReadonlyArray<ProcessRecord>) =>
+  processes.map((p) => `${p.pid}:${p.startTime}`).join(",")
+
+const processesOf = (session: Session) =>
+  Effect.flatMap(Ref.get(session.process), (process) => (process ? process.processes : Effect.succeed([])))
+
+/** The session's process, started now if it has none (by its first turn, or as it opens: Sessions/Open). */
+export const processOf = Effect.fnUntraced(function* (session: Session) {
   const running = yield* Ref.get(session.process)
   if (running) return running
   const record = yield* Ref.get(session.record)
@@ -205,7 +229,8 @@ const processOf = Effect.fnUntraced(function* (session: Session) {
       env: yield* agentEnv(session),
       model: record.model ?? undefined,
       effort: record.effortProfile,
-      fullAccess: session.fullAccess
+      fullAccess: session.fullAccess,
+      ...(record.providerSessionId === undefined ? {} : { providerSessionId: record.providerSessionId })
     })
     .pipe(Scope.provide(session.processScope))
   yield* Ref.set(session.process, started)

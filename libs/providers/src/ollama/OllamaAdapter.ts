@@ -2,23 +2,29 @@
  * OllamaAdapter — the `ollama` provider: Pedelec's own agent loop (`pedelec-agent`, apps/cli) against an
  * Ollama-compatible server, one warm process per session in the session's workspace (WarmProcess), each turn one
  * `AgentLoopRequest` line on its stdin and a stop SIGINT to its group (the agent then exits; the next turn resumes
- * the saved conversation in a new one). The connection (address, key, silence timeout) is read from the settings
- * when a session starts and given to the agent on stdin, never in argv or env. Detection asks the server for its
- * version. The loop itself (tools, rounds, context window, what it keeps between turns) is pedelec-agent's.
+ * the saved conversation in a new one). The process starts with the session (Core starts the session process when
+ * the session opens) and is given a warm-up request at once: it connects to Core, lists the page's tools and asks
+ * the model's window while the page waits for its user, and answers with the conversation the first turn then
+ * continues. The connection (address, key, silence timeout) is read from the settings when a session starts and
+ * given to the agent on stdin, never in argv or env. Detection asks the server for its version. The loop itself
+ * (tools, rounds, context window, what it keeps between turns) is pedelec-agent's.
  */
 
 import type { LocalProvider } from "@pedelec/contracts/Desktop"
 import { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { AgentProcess } from "../AgentProcess.ts"
 import type { CliAdapterOptions } from "../CliAdapter.ts"
 import {
   type EffortAllowList,
   NO_EFFORT_PROFILES,
   type ProviderAdapter,
+  type SessionProcess,
   type SessionProcessOptions,
   type TurnInput
 } from "../Provider.ts"
@@ -84,6 +90,34 @@ const versionOf = (connection: OllamaConnection): Effect.Effect<string, PedelecE
           : PedelecError.fromCode("OLLAMA_UNAVAILABLE", "provider", { details: { baseUrl: connection.baseUrl } })
   })
 
+/**
+ * The session process once the warm-up is sent: a turn waits for its answer (the process is starting meanwhile), and
+ * the first one starting a new conversation continues the one the warm-up began, so it takes the warmed process.
+ * A warm-up that failed leaves the turns as they are; their own process start then reports why.
+ */
+const warmedUp = Effect.fnUntraced(function* (warm: SessionProcess, warmUp: TurnInput) {
+  const answered = yield* Deferred.make<string | undefined>()
+  let began: string | undefined
+  yield* warm.send(warmUp).pipe(
+    Stream.runForEach((event) =>
+      Effect.sync(() => (began = event.type === "session" ? event.providerSessionId : began))
+    ),
+    Effect.ignore,
+    Effect.ensuring(Effect.suspend(() => Deferred.succeed(answered, began))),
+    Effect.forkScoped
+  )
+  const taken = (turn: TurnInput, conversation: string | undefined): TurnInput => {
+    if (turn.providerSessionId !== undefined || conversation === undefined || conversation !== began) return turn
+    began = undefined
+    return { ...turn, providerSessionId: conversation }
+  }
+  return {
+    send: (turn) => Stream.unwrap(Effect.map(Deferred.await(answered), (id) => warm.send(taken(turn, id)))),
+    interrupt: warm.interrupt,
+    processes: warm.processes
+  } satisfies SessionProcess
+})
+
 export const makeOllamaAdapter = (options: OllamaAdapterOptions): ProviderAdapter => {
   const about = { code: PROVIDER, name: NAME, experimental: false, effort: EFFORT } as const
 
@@ -113,7 +147,9 @@ export const makeOllamaAdapter = (options: OllamaAdapterOptions): ProviderAdapte
     if (apiKey === undefined) return yield* Effect.fail(keyRequired())
     // ProviderChoice refuses an ollama session without a model; this only keeps the type honest.
     const model = session.model ?? ""
-    return yield* makeWarmProcess({
+    // Told apart by identity: the warm-up is the adapter's own, never a turn Core sends.
+    const warmUp: TurnInput = { prompt: "", providerSessionId: session.providerSessionId, kind: "prepare" }
+    const warm = yield* makeWarmProcess({
       provider: PROVIDER,
       label: "pedelec-agent",
       // Any process could resume any conversation (the request names it), but WarmProcess matches them as for claude.
@@ -131,12 +167,14 @@ export const makeOllamaAdapter = (options: OllamaAdapterOptions): ProviderAdapte
           model,
           baseUrl: connection.baseUrl,
           apiKey,
-          timeoutMs: connection.timeoutMs
+          timeoutMs: connection.timeoutMs,
+          ...(turn === warmUp ? { warmUp: true as const } : {})
         }),
       decoder: () => new AgentLoopDecoder(),
       idleTimeoutMs: IDLE_TIMEOUT_MS,
       interruptGraceMs: INTERRUPT_GRACE_MS
     })
+    return yield* warmedUp(warm, warmUp)
   })
 
   return {
@@ -144,6 +182,7 @@ export const makeOllamaAdapter = (options: OllamaAdapterOptions): ProviderAdapte
     effortAllowList: OLLAMA_EFFORT_ALLOW_LIST,
     defaultEffort: NO_EFFORT_PROFILES,
     toolsAsFunctions: true,
+    startsWithSession: true,
     detect,
     start: (session) => startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
   }
