@@ -4,8 +4,7 @@
  * `PEDELEC_DENO_BIN` (packaged installs, tests). Never a `deno` from PATH: a script runs with the Deno Pedelec
  * pins, or not at all (DENO_UNAVAILABLE).
  */
-import { constants } from "node:fs"
-import { access, realpath, stat } from "node:fs/promises"
+import { accessSync, constants, realpathSync, statSync } from "node:fs"
 import { createRequire } from "node:module"
 import path from "node:path"
 import { denoUnavailable, type Failure } from "./Failure.ts"
@@ -43,9 +42,10 @@ export const denoBinary = async (env: Readonly<Record<string, string | undefined
   const candidate = configured !== undefined && configured !== "" ? path.resolve(configured) : fromPackage()
   if (typeof candidate !== "string") return candidate
   try {
-    const real = await realpath(candidate)
-    if (!(await stat(real)).isFile()) throw new Error("not a file")
-    await access(real, constants.X_OK)
+    // Synchronous, like the rest of a run's set-up: three calls, each of which would cost an event loop turn.
+    const real = realpathSync.native(candidate)
+    if (!statSync(real).isFile()) throw new Error("not a file")
+    accessSync(real, constants.X_OK)
     return real
   } catch (cause) {
     const reason = (cause as { code?: string }).code ?? String(cause)

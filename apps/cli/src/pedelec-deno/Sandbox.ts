@@ -8,8 +8,7 @@
  * names the symlinks of the workspace that lead out so Deno's flags can deny them (Deno checks a path as written,
  * not where a symlink takes it).
  */
-import { constants, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs"
-import { access } from "node:fs/promises"
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs"
 import path from "node:path"
 import { isInside } from "@pedelec/path-guard/Inside"
 import type { Collected, Launch } from "./Processes.ts"
@@ -28,11 +27,15 @@ export interface Mounts {
   readonly scratch: ReadonlyArray<string>
 }
 
-const executable = (file: string) =>
-  access(file, constants.X_OK).then(
-    () => true,
-    () => false
-  )
+/** Synchronous: a few calls at the start of a run, each of which would cost an event loop turn. */
+const executable = (file: string) => {
+  try {
+    accessSync(file, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** bubblewrap from the system's usual places, then PATH; none off Linux. */
 export const findWall = async (env: Readonly<Record<string, string | undefined>> = process.env): Promise<Wall> => {
@@ -40,7 +43,7 @@ export const findWall = async (env: Readonly<Record<string, string | undefined>>
   const onPath = (env.PATH ?? "").split(path.delimiter).filter((dir) => path.isAbsolute(dir))
   for (const dir of ["/usr/bin", "/bin", "/usr/local/bin", ...onPath]) {
     const candidate = path.join(dir, "bwrap")
-    if (await executable(candidate)) return { kind: "bwrap", bwrap: candidate }
+    if (executable(candidate)) return { kind: "bwrap", bwrap: candidate }
   }
   return { kind: "none" }
 }

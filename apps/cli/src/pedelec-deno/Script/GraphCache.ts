@@ -18,8 +18,18 @@
  * It does not copy or check anything (Script, Script/Copy, Script/Graph).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from "node:fs"
-import { link, lstat, mkdir, readdir, realpath, rename, stat, unlink, writeFile } from "node:fs/promises"
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  statSync
+} from "node:fs"
+import { link, readdir, rename, stat, unlink, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { pathsForHome } from "@pedelec/core-client/HomeLayout"
 import { isInside } from "@pedelec/path-guard/Inside"
@@ -47,14 +57,17 @@ export interface GraphId {
 
 const uid = process.getuid?.()
 
-/** The home's real path when the Core socket that answered is this home's own; undefined otherwise (no cache). */
+/**
+ * The home's real path when the Core socket that answered is this home's own; undefined otherwise (no cache). This
+ * and `openCache` are synchronous, like `lookup`: a few calls on paths, each of which would cost an event loop turn.
+ */
 export const trustedHome = async (home: string, socketPath: string): Promise<string | undefined> => {
   if (uid === undefined) return undefined
   try {
-    const real = await realpath(home)
-    const socket = await lstat(socketPath)
+    const real = realpathSync.native(home)
+    const socket = lstatSync(socketPath)
     if (!socket.isSocket() || socket.uid !== uid || socket.nlink !== 1) return undefined
-    return (await realpath(socketPath)) === pathsForHome(real).socketPath ? real : undefined
+    return realpathSync.native(socketPath) === pathsForHome(real).socketPath ? real : undefined
   } catch {
     return undefined
   }
@@ -101,8 +114,8 @@ const keyOf = async (dir: string): Promise<Buffer | undefined> => {
 }
 
 /** A private folder of this user, not a symlink. */
-const ownDir = async (dir: string, others: number) => {
-  const info = await lstat(dir)
+const ownDir = (dir: string, others: number) => {
+  const info = lstatSync(dir)
   return info.isDirectory() && info.uid === uid && (info.mode & others) === 0
 }
 
@@ -112,8 +125,8 @@ export const openCache = async (home: string): Promise<GraphCache | undefined> =
   const parent = path.join(home, "cache")
   const dir = path.join(parent, "deno-graphs")
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 })
-    if (!(await ownDir(parent, 0o022)) || !(await ownDir(dir, 0o077))) return undefined
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    if (!ownDir(parent, 0o022) || !ownDir(dir, 0o077)) return undefined
     const key = await keyOf(dir)
     return key === undefined ? undefined : { dir, key }
   } catch {
