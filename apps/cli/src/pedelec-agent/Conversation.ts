@@ -5,7 +5,8 @@
  * Core removes the session's folder when the session ends. It does not talk to the model or run tools.
  */
 import { randomBytes } from "node:crypto"
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { mkdirSync, renameSync, writeFileSync } from "node:fs"
+import { readFile } from "node:fs/promises"
 import path from "node:path"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -49,11 +50,16 @@ export const loadConversation = async (file: string): Promise<Array<ChatMessage>
   return Option.getOrElse(decodeStored(json), () => []) as Array<ChatMessage>
 }
 
+/**
+ * Written with blocking calls on purpose: the turn waits for the file anyway (before its first round, before its
+ * completion), and five thread-pool round trips cost a loaded 2-core machine milliseconds a save, the calls
+ * themselves tens of microseconds; what else the process has in flight (a listing, a window) waits no longer.
+ */
 export const saveConversation = async (file: string, messages: ReadonlyArray<ChatMessage>): Promise<void> => {
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
   const temp = `${file}.${process.pid}.tmp`
-  await writeFile(temp, JSON.stringify(messages), { mode: 0o600 })
-  await rename(temp, file)
+  writeFileSync(temp, JSON.stringify(messages), { mode: 0o600 })
+  renameSync(temp, file)
 }
 
 /** A cheap, deliberately high estimate (about 3 characters a token) so the window is never overrun by surprise. */
