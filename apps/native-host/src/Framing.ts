@@ -133,53 +133,68 @@ export type Outbound =
   | { readonly _tag: "TooLarge"; readonly bytes: number; readonly limit: number }
 
 const MAX_CHUNKS = 64
+const BACKSLASH = 0x5c
+const LETTER_U = 0x75
 
-/** Bytes `text` takes inside a JSON string literal, as JSON.stringify escapes it. */
-const escapedBytes = (text: string): number => Buffer.byteLength(JSON.stringify(text)) - 2
-
-const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
+/** Backslashes in a row ending at `at`: an odd run means the last of them starts an escape. */
+const backslashesBefore = (bytes: Buffer, at: number, floor: number): number => {
+  let run = 0
+  while (at - run >= floor && bytes[at - run] === BACKSLASH) run++
+  return run
+}
 
 /**
- * Cuts `json` into slices whose escaped size fits `budget` bytes each. Measured a slice at a time (a per-character
- * loop took 480 ms for 3.6 MB): every unit costs at least one byte, so `budget` units is the most a slice can hold,
- * and an oversized guess shrinks in proportion to its overshoot.
+ * The latest cut at or before `cut` in a JSON string literal's UTF-8 bytes that splits neither a code point (a
+ * surrogate pair is one 4-byte sequence in UTF-8) nor an escape (`\"`, `\\`, `\uXXXX`, all ASCII), so that each
+ * piece is a well-formed literal body on its own.
  */
-const slices = (json: string, budget: number): Array<string> => {
-  const out: Array<string> = []
-  let start = 0
-  while (start < json.length) {
-    let end = Math.min(json.length, start + budget)
-    let bytes = escapedBytes(json.slice(start, end))
-    while (bytes > budget) {
-      end = start + Math.max(1, Math.floor(((end - start) * budget) / bytes))
-      bytes = escapedBytes(json.slice(start, end))
-    }
-    // A pair is never cut, so each slice stays well-formed UTF-16.
-    if (end < json.length && end - start > 1 && isHighSurrogate(json.charCodeAt(end - 1))) end--
-    out.push(json.slice(start, end))
-    start = end
+const safeCut = (bytes: Buffer, start: number, cut: number): number => {
+  let at = cut
+  while (at > start && (bytes[at]! & 0xc0) === 0x80) at--
+  if (backslashesBefore(bytes, at - 1, start) % 2 === 1) return at - 1
+  for (let back = 2; back <= 5 && at - back >= start; back++) {
+    const escapeStart = at - back
+    if (bytes[escapeStart + 1] !== LETTER_U || bytes[escapeStart] !== BACKSLASH) continue
+    if (backslashesBefore(bytes, escapeStart, start) % 2 === 1) return escapeStart
   }
-  return out
+  return at
 }
 
 /**
  * Frames for one logical message: one frame when its JSON fits, else ChunkFrames (each frame's final JSON within
- * `maxFrameToBrowser`) whose `data` concatenate to the JSON; refused above `maxLogicalMessage` or 64 chunks.
+ * `maxFrameToBrowser`) whose `data` concatenate to the JSON; refused above `maxLogicalMessage` or 64 chunks. The JSON
+ * is escaped and encoded once and its bytes cut, instead of each slice escaped and measured again (which took
+ * 180 ms for 3.6 MB of "€").
  */
 export const frameMessage = (json: string, messageId: string, limits: FramingLimits = HOST_LIMITS): Outbound => {
   const bytes = Buffer.byteLength(json, "utf8")
   if (bytes <= limits.maxFrameToBrowser) return { _tag: "Frames", frames: [encodeFrame(json)] }
   if (bytes > limits.maxLogicalMessage) return { _tag: "TooLarge", bytes, limit: limits.maxLogicalMessage }
-  const envelope = (index: number, count: number, data: string) =>
-    JSON.stringify({ kind: "chunk", messageId, index, count, data })
-  // The envelope at its widest (two-digit index and count), so the budget holds for every chunk.
-  const budget = limits.maxFrameToBrowser - Buffer.byteLength(envelope(MAX_CHUNKS, MAX_CHUNKS, ""))
-  const pieces = slices(json, budget)
-  if (pieces.length > MAX_CHUNKS) return { _tag: "TooLarge", bytes, limit: limits.maxLogicalMessage }
-  const frames = pieces.map((data, index) => {
-    const frame = envelope(index, pieces.length, data)
-    if (Buffer.byteLength(frame) > limits.maxFrameToBrowser) throw new Error(`chunk ${index} exceeds the frame limit`)
-    return encodeFrame(frame)
+  const head = (index: number, count: number) =>
+    Buffer.from(`{"kind":"chunk","messageId":${JSON.stringify(messageId)},"index":${index},"count":${count},"data":`)
+  // The envelope at its widest (two-digit index and count; the quotes of `data` are the literal's own).
+  const budget = limits.maxFrameToBrowser - head(MAX_CHUNKS, MAX_CHUNKS).length - 3
+  const literal = Buffer.from(JSON.stringify(json), "utf8")
+  const end = literal.length - 1
+  const cuts: Array<number> = []
+  for (let start = 1; start < end; start = cuts.at(-1)!) {
+    const cut = start + budget >= end ? end : safeCut(literal, start, start + budget)
+    if (cut <= start) throw new Error("a chunk budget smaller than one character")
+    cuts.push(cut)
+    if (cuts.length > MAX_CHUNKS) return { _tag: "TooLarge", bytes, limit: limits.maxLogicalMessage }
+  }
+  const frames = cuts.map((cut, index) => {
+    const start = index === 0 ? 1 : cuts[index - 1]!
+    const prefix = head(index, cuts.length)
+    const body = prefix.length + 1 + (cut - start) + 2
+    const frame = Buffer.allocUnsafe(HEADER_BYTES + body)
+    if (LITTLE_ENDIAN) frame.writeUInt32LE(body, 0)
+    else frame.writeUInt32BE(body, 0)
+    let at = HEADER_BYTES + prefix.copy(frame, HEADER_BYTES)
+    at += frame.write('"', at)
+    at += literal.copy(frame, at, start, cut)
+    frame.write('"}', at)
+    return frame
   })
   return { _tag: "Frames", frames }
 }
