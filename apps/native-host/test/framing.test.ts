@@ -131,6 +131,20 @@ describe("frameMessage", () => {
     }
   })
 
+  it("never cuts inside an escape or a character, at every frame limit from 100 to 180 bytes", () => {
+    // Escapes of every width side by side, a text `\u` that is no escape, and 2-, 3- and 4-byte characters.
+    const json = JSON.stringify({ kind: "event", data: '\\u0041\u0001"\\\\"é€𝄞\ud800x'.repeat(6) })
+    // A JSON text with raw lone surrogates and a newline, whose own escaping writes `\uXXXX` and `\n`.
+    const raw = `{"kind":"event",\n"data":"${"\udc00a\ud800b".repeat(30)}"}`
+    for (const text of [json, raw]) {
+      for (let frame = 100; frame <= 180; frame++) {
+        const out = frameMessage(text, "m5", { ...limits, maxFrameToBrowser: frame })
+        assert.strictEqual(out._tag, "Frames")
+        if (out._tag === "Frames") assert.strictEqual(reassemble(out.frames, frame), text)
+      }
+    }
+  })
+
   it("refuses a message over the logical cap", () => {
     const json = JSON.stringify({ data: "y".repeat(6000) })
     assert.deepStrictEqual(frameMessage(json, "m3", limits), {
