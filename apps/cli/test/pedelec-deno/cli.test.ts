@@ -142,4 +142,9 @@ describe("pedelec-deno", () => {
     expect(help.stdout).toContain("never run the script with node, bun or")
     expect(await run(["--version"])).toMatchObject({ code: 0, stdout: "0.1.0\n", stderr: "" })
   })
+
+  it("starts node without NODE_EXTRA_CA_CERTS (Node 20 would read the file first, and warn when it is missing)", async () => {
+    const result = await run(["--version"], { NODE_EXTRA_CA_CERTS: path.join(tmp, "no-such-ca.pem") })
+    expect(result).toMatchObject({ code: 0, stdout: "0.1.0\n", stderr: "" })
+  })
 })
