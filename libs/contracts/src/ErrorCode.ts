@@ -49,6 +49,9 @@ export const ERROR_CODES = [
   "WORKSPACE_PATH_INVALID",
   "WORKSPACE_CREATE_FAILED",
   "SETTINGS_INVALID",
+  "POLICY_PROVIDER_NOT_ALLOWED",
+  "POLICY_WORKSPACE_NOT_ALLOWED",
+  "POLICY_SESSION_LIMIT",
   "STORAGE_FULL",
   "STORAGE_UNAVAILABLE",
   // Providers
@@ -73,6 +76,7 @@ export const ERROR_CODES = [
   "TOOL_QUEUE_FULL",
   "TOOL_OWNER_GONE",
   "TOOL_NOT_CLAIMED",
+  "TOOL_DENIED_BY_USER",
   "TOOL_HANDLER_NOT_FOUND",
   "TOOL_HANDLER_ERROR",
   "TOOL_RESULT_INVALID",
@@ -294,6 +298,32 @@ export const EXTENSION_ERRORS = {
     message: "Workspace path {path} cannot be used: {reason}. Choose an existing, absolute project directory.",
     retryable: false,
     raisedBy: ["extension", "core"]
+  },
+  // The site's policy, set by the user in the options page: each rule refuses with its own code.
+  POLICY_PROVIDER_NOT_ALLOWED: {
+    message:
+      "This site may not use provider {provider}; its policy allows {allowed}. Ask for an allowed provider, or change the site's policy in the Pedelec options page.",
+    retryable: false,
+    raisedBy: ["extension", "core"]
+  },
+  POLICY_WORKSPACE_NOT_ALLOWED: {
+    message:
+      "This site may not ask for a workspace path. Leave `workspace` out to get a managed workspace, or allow paths in the site's policy.",
+    retryable: false,
+    raisedBy: ["extension", "core"]
+  },
+  POLICY_SESSION_LIMIT: {
+    message:
+      "This site has {live} live sessions, its policy's limit is {limit}. End one first, or raise the limit in the site's policy.",
+    retryable: true,
+    raisedBy: ["extension", "core"]
+  },
+  // Tools
+  TOOL_DENIED_BY_USER: {
+    message:
+      "The user refused this call to {tool}. Do not retry the same call: ask the user what they want done instead.",
+    retryable: false,
+    raisedBy: ["extension"]
   }
 } as const satisfies Partial<Catalog<ErrorCode>>
 

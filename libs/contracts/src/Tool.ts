@@ -15,6 +15,8 @@ export const TOOL_LIMITS = {
   defaultTimeoutMs: 60_000,
   /** `progress` resets the timeout, but a call never lives longer than this many timeouts. */
   maxProgressFactor: 10,
+  /** A call waiting on a person (`tool.awaiting_user`) has no timeout, but ends this long after its offer. */
+  awaitingUserCeilingMs: 30 * 60_000,
   maxTools: 128,
   maxDescription: 4096,
   maxGuidance: 65_536,
@@ -31,10 +33,14 @@ export const ToolName = Schema.String.check(Schema.isPattern(WIRE_PATTERNS.toolN
 })
 export type ToolName = typeof ToolName.Type
 
-/** Hints shown to the agent in the tool index; never enforced. */
+/**
+ * Hints shown to the agent in the tool index. `destructive` and `requiresConfirmation` are also the user's: the
+ * extension asks the user before the page's handler runs such a call; the others are never enforced.
+ */
 export const ToolAnnotations = Schema.Struct({
   readOnly: Schema.optionalKey(Schema.Boolean),
   destructive: Schema.optionalKey(Schema.Boolean),
+  requiresConfirmation: Schema.optionalKey(Schema.Boolean),
   idempotent: Schema.optionalKey(Schema.Boolean),
   title: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 128)))
 })

@@ -93,7 +93,16 @@ const SPEC_CODES = [
 ]
 
 /** Codes contracts defines beyond SPEC §10. */
-const OUR_ADDITIONS = ["STORAGE_FULL", "STORAGE_UNAVAILABLE", "SCRIPT_RESOURCE_LIMIT", "INTERNAL_ERROR"]
+const OUR_ADDITIONS = [
+  "POLICY_PROVIDER_NOT_ALLOWED",
+  "POLICY_WORKSPACE_NOT_ALLOWED",
+  "POLICY_SESSION_LIMIT",
+  "STORAGE_FULL",
+  "STORAGE_UNAVAILABLE",
+  "TOOL_DENIED_BY_USER",
+  "SCRIPT_RESOURCE_LIMIT",
+  "INTERNAL_ERROR"
+]
 
 const COMPONENTS: ReadonlyArray<string> = Component.literals
 const placeholdersOf = (template: string) =>

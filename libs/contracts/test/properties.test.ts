@@ -86,6 +86,7 @@ const ACCEPTS_ANYTHING = new Set([
   "HostRpcs.settings.get.payload",
   "HostRpcs.session.end.success",
   "HostRpcs.tool.progress.success",
+  "HostRpcs.tool.awaiting_user.success",
   "DesktopRpcs.desktop.status.payload",
   "DesktopRpcs.desktop.settings.get.payload",
   "DesktopRpcs.desktop.effort.describe.payload",

@@ -31,6 +31,7 @@ import * as Protocol from "../src/Protocol.ts"
 import * as Provider from "../src/Provider.ts"
 import * as Session from "../src/Session.ts"
 import * as Settings from "../src/Settings.ts"
+import * as SitePolicy from "../src/SitePolicy.ts"
 import * as Tool from "../src/Tool.ts"
 
 export type AnyCodec = Schema.Codec<unknown, unknown>
@@ -113,6 +114,9 @@ const NAMED = {
   "Settings.Secrets": Settings.Secrets,
   "Settings.SecretName": Settings.SecretName,
   "Settings.PublicSettings": Settings.PublicSettings,
+  // SitePolicy.ts
+  "SitePolicy.SitePolicy": SitePolicy.SitePolicy,
+  "SitePolicy.SitePolicies": SitePolicy.SitePolicies,
   // Assets.ts
   "Assets.AssetPath": Assets.AssetPath,
   "Assets.AssetInfo": Assets.AssetInfo,

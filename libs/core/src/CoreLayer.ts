@@ -24,6 +24,7 @@ import { SessionEvents } from "./SessionEvents.ts"
 import { SessionStore } from "./SessionStore.ts"
 import { Sessions } from "./Sessions.ts"
 import { SettingsStore } from "./SettingsStore.ts"
+import { SitePolicies } from "./SitePolicies.ts"
 import { ToolRouter } from "./ToolRouter.ts"
 import { TurnRunner } from "./TurnRunner.ts"
 import { Workspaces } from "./Workspaces.ts"
@@ -34,7 +35,7 @@ const Stores = Layer.mergeAll(SettingsStore.layer, Workspaces.layer, EventLog.la
 export const sessionMachinery = <E, R>(providers: Layer.Layer<Providers, E, R>) =>
   Sessions.layer.pipe(
     Layer.provideMerge(ProviderChoice.layer),
-    Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer, ProcessRecords.layer)),
+    Layer.provideMerge(Layer.mergeAll(ToolRouter.layer, TurnRunner.layer, ProcessRecords.layer, SitePolicies.layer)),
     Layer.provideMerge(SessionEvents.layer),
     Layer.provideMerge(SecretScrubber.logger.pipe(Layer.provideMerge(SecretScrubber.layer))),
     Layer.provideMerge(providers),

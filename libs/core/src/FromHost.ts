@@ -20,6 +20,7 @@ import { AssetAccess } from "./AssetAccess.ts"
 import { Providers } from "./Providers.ts"
 import { Sessions } from "./Sessions.ts"
 import { SettingsStore } from "./SettingsStore.ts"
+import { SitePolicies } from "./SitePolicies.ts"
 import { ToolRouter } from "./ToolRouter.ts"
 
 /** HostRpcs as Core serves it: the same wire, with `session.create`'s input left for Core to decode. */
@@ -62,6 +63,7 @@ export const HostHandlers = CoreHostRpcs.toLayer(
     const providers = yield* Providers
     const settings = yield* SettingsStore
     const assets = yield* AssetAccess
+    const policies = yield* SitePolicies
     return CoreHostRpcs.of({
       "session.create": ({ origin, input }) =>
         Effect.flatMap(decodeCreateInput(input), (decoded) => sessions.create(origin, decoded)),
@@ -84,6 +86,13 @@ export const HostHandlers = CoreHostRpcs.toLayer(
         sessions
           .access(origin, sessionId)
           .pipe(Effect.flatMap((session) => tools.progress(session, toolCallId, client.id))),
+      "tool.awaiting_user": ({ origin, sessionId, toolCallId }, { client }) =>
+        sessions
+          .access(origin, sessionId)
+          .pipe(Effect.flatMap((session) => tools.awaitingUser(session, toolCallId, client.id))),
+      // The extension's own methods (its options page): the extension never forwards a page's request to them.
+      "origin.get_policy": ({ origin }) => policies.get(origin),
+      "origin.set_policy": ({ origin, policy }) => policies.set(origin, policy),
       "providers.list": ({ rescan }) => providers.list(rescan),
       "settings.get": () => settings.get,
       "asset.upload_ticket": ({ origin, ...request }) => assets.uploadTicket(origin, request),

@@ -3,7 +3,8 @@
  * subscriptions, and the end that leaves no process and no managed workspace behind. Each live session is one
  * Session value owned by one entry of an RcMap keyed by session id: its scope owns the provider's processes, the
  * tool queue and the timers, and the disconnect lease is the entry's idle time-to-live (subscribers hold the entry).
- * Ownership is by origin, decided here alone. It does not parse provider output (TurnRunner), route tool calls
+ * Ownership is by origin, decided here alone; a create outside the site's policy is refused before anything is made
+ * (the rules are SitePolicies'). It does not parse provider output (TurnRunner), route tool calls
  * (ToolRouter) or store files (the stores); the steps of opening, turns and ending are in `Sessions/`.
  */
 import type { SessionEvent } from "@pedelec/contracts/Events"
@@ -14,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { type EndReason, info, isEnding, type Session } from "./Session.ts"
 import { SessionEvents } from "./SessionEvents.ts"
@@ -22,6 +24,7 @@ import { recoverAtStartup } from "./Sessions/End.ts"
 import { makeLiveSessions, type SessionDeps, sessionDeps, sessionError } from "./Sessions/Live.ts"
 import { type LiveIndex, newRecord } from "./Sessions/Open.ts"
 import { cancelTurn, startTurn } from "./Sessions/Turns.ts"
+import { SitePolicies } from "./SitePolicies.ts"
 import { type Claimer, ToolRouter } from "./ToolRouter.ts"
 
 /** A live session as the user sees it: what its page sees, and when it last did something. */
@@ -96,16 +99,12 @@ const make = Effect.gen(function* () {
   const store = yield* SessionStore
   const events = yield* SessionEvents
   const tools = yield* ToolRouter
+  const policies = yield* SitePolicies
 
   // Sessions a previous Core left active: their orphaned processes are reaped before anything else runs.
   yield* withDeps(recoverAtStartup)
   const { index, hold, adopt, endNow } = yield* makeLiveSessions(withDeps)
   const access = (origin: Origin, sessionId: SessionId) => Effect.scoped(hold(origin, sessionId))
-
-  const create = Effect.fn("Sessions.create")(function* (origin: Origin, input: CreateSessionInput) {
-    const record = yield* withDeps(newRecord(origin, input))
-    return yield* withDeps(info(yield* adopt(record)))
-  })
 
   const end = Effect.fn("Sessions.end")(function* (origin: Origin, sessionId: SessionId) {
     const running = index.bySession.get(sessionId)
@@ -134,6 +133,18 @@ const make = Effect.gen(function* () {
         ([ending, record]) => !ending && (origin === undefined || record.origin === origin)
       )
     )
+
+  // The site's policy first (SitePolicies), so a refused create makes nothing. Creates of an origin whose policy
+  // bounds its live sessions run one at a time: two at once would both count the same sessions.
+  const bounded = yield* Semaphore.make(1)
+  const create = Effect.fn("Sessions.create")(function* (origin: Origin, input: CreateSessionInput) {
+    const make = Effect.gen(function* () {
+      yield* policies.check(origin, input, (yield* liveOf(origin)).length)
+      const record = yield* withDeps(newRecord(origin, input))
+      return yield* withDeps(info(yield* adopt(record)))
+    })
+    return yield* (yield* policies.limitsSessions(origin)) ? bounded.withPermits(1)(make) : make
+  })
 
   const overview = Effect.fn("Sessions.overview")(function* (sessionId?: SessionId) {
     const live = yield* liveOf(undefined)

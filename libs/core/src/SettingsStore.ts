@@ -4,7 +4,8 @@
  * validating, and hands out `PublicSettings`, where each secret is only a `secretsSet` flag. A file the disk will not
  * give back (EIO, EACCES) is `STORAGE_UNAVAILABLE`; a half-written one is `SETTINGS_INVALID`. It does NOT resolve
  * effort profiles or check them against a provider's allow-list (adapters do), and it never resets a bad file: an
- * invalid one is reported as `SETTINGS_INVALID` until the user fixes it.
+ * invalid one is reported as `SETTINGS_INVALID` until the user fixes it. Its read and write steps are shared with
+ * the other user-owned document of the home, the site policies (SitePolicies).
  */
 import { randomBytes } from "node:crypto"
 import path from "node:path"
@@ -103,14 +104,15 @@ const validate = <A>(
 }
 
 /** What every step works with: the home's files, the file system, and the one-writer-at-a-time lock. */
-interface Home {
+export interface Home {
   readonly paths: CorePaths["Service"]
   readonly fs: FileSystem.FileSystem
   /** setSecret is a read-modify-write of secrets.json. */
   readonly writes: Semaphore.Semaphore
 }
 
-const readDocument = Effect.fnUntraced(function* <A>(
+/** One JSON document of the home through its schema (`fallback` when missing); shared with SitePolicies. */
+export const readDocument = Effect.fnUntraced(function* <A>(
   { fs }: Home,
   file: string,
   schema: Schema.Decoder<A>,
@@ -143,7 +145,13 @@ const publicView = (settings: Settings, secrets: Secrets): PublicSettings => ({
   secretsSet: { ollamaApiKey: secrets.ollamaApiKey !== undefined }
 })
 
-const write = Effect.fnUntraced(function* ({ fs, paths }: Home, file: string, value: unknown, mode: number) {
+/** Writes a validated document atomically, the home created private if new; shared with SitePolicies. */
+export const writeDocument = Effect.fnUntraced(function* (
+  { fs, paths }: Home,
+  file: string,
+  value: unknown,
+  mode: number
+) {
   // The home may be new; created private because secrets.json and the session logs live in it.
   yield* fs.makeDirectory(paths.home, { recursive: true, mode: HOME_MODE }).pipe(orStorageFailure("writing settings"))
   yield* writeFileAtomic(fs, file, `${JSON.stringify(value, null, 2)}\n`, mode).pipe(
@@ -164,7 +172,7 @@ const store = Effect.fnUntraced(function* (home: Home, settings: Settings) {
   const valid = yield* validate(path.basename(home.paths.settingsFile), Settings, settings, noRedaction)
   // Read secrets first: a broken secrets.json fails the call before anything is written.
   const secrets = yield* readSecrets(home)
-  yield* write(home, home.paths.settingsFile, valid, SETTINGS_MODE)
+  yield* writeDocument(home, home.paths.settingsFile, valid, SETTINGS_MODE)
   return publicView(valid, secrets)
 })
 
@@ -185,7 +193,7 @@ const setSecret = Effect.fn("SettingsStore.setSecret")(
     const redact = value === null ? noRedaction : redactorFor(value)
     const secrets = yield* validate(path.basename(home.paths.secretsFile), Secrets, next, redact)
     const settings = yield* readSettings(home)
-    yield* write(home, home.paths.secretsFile, secrets, SECRETS_MODE)
+    yield* writeDocument(home, home.paths.secretsFile, secrets, SECRETS_MODE)
     return publicView(settings, secrets)
   },
   (effect, home) => home.writes.withPermits(1)(effect)

@@ -2,7 +2,8 @@
  * ToolRouter — routes each agent call to the page: arguments checked, queued FIFO per session (bound 16), offered one
  * at a time as a `tool_call` event to the one claim (the newest subscription to claim the tools; offered again when
  * the claim moves), answered by `submit` from the claim's connection alone (idempotent by id), stopped by timeout,
- * cancellation, the caller leaving or the page leaving. The queue is the session's own
+ * cancellation, the caller leaving or the page leaving; paused while the page says a person is answering (a ceiling
+ * still holds). The queue is the session's own
  * (`SessionTools`, in the session's scope; ToolRouter/Queue offers and ends calls); whether a call is pending is
  * written to the session (Session), which the status and the stall clock follow. Compiling manifests and shaping the
  * agent's line are ToolCatalog's.
@@ -86,14 +87,16 @@ const armOwnerTimer = Effect.fnUntraced(function* (session: Session) {
 })
 
 /** Queues the call, offers it when it is the head, and waits for its end (interrupting the wait cancels it). */
-const enqueue = (session: Session, call: Omit<Call, "reply" | "timer" | "offeredAt">) =>
+const enqueue = (session: Session, call: Pick<Call, "toolCallId" | "turnId" | "tool" | "args">) =>
   Effect.scoped(
     Effect.gen(function* () {
       const entry: Call = {
         ...call,
         reply: yield* Deferred.make<ToolOutcome, PedelecError>(),
         timer: yield* FiberHandle.make<void>(),
-        offeredAt: undefined
+        offeredAt: undefined,
+        deadline: 0,
+        awaitingUser: false
       }
       const queue = session.tools.queue
       queue.push(entry)
@@ -150,20 +153,47 @@ const submit = Effect.fnUntraced(function* (
   return true
 })
 
-const progress = Effect.fnUntraced(function* (
+/** The offered call, if the claim's connection is the one asking: a tab without it runs nothing of this call. */
+const claimedCall = Effect.fnUntraced(function* (
   session: Session,
   toolCallId: ToolCallId,
   connection: number | undefined
 ) {
   const entry = offeredCall(session, toolCallId)
   const claim = yield* Ref.get(session.tools.answerer)
-  // Progress from a tab without the claim would keep alive a call nobody there is running.
-  if (entry?.offeredAt === undefined || claim?.connection !== connection) return
+  return entry?.offeredAt === undefined || claim?.connection !== connection ? undefined : entry
+})
+
+const progress = Effect.fnUntraced(function* (
+  session: Session,
+  toolCallId: ToolCallId,
+  connection: number | undefined
+) {
+  const entry = yield* claimedCall(session, toolCallId, connection)
+  // Progress from a tab without the claim would keep alive a call nobody there is running; a paused call stays so.
+  if (entry?.offeredAt === undefined || entry.awaitingUser) return
   const timeoutMs = entry.tool.spec.timeoutMs
   // Progress resets the timeout, but never past 10 timeouts from the offer.
   const ceiling = entry.offeredAt + timeoutMs * TOOL_LIMITS.maxProgressFactor
   const now = yield* Clock.currentTimeMillis
   yield* armTimeout(session, entry, Math.max(0, Math.min(timeoutMs, ceiling - now)))
+})
+
+/**
+ * A person is answering the page (a modal, a confirmation): no timeout runs until the call ends, except the ceiling
+ * (30 min from the offer, or the timer already armed if that is later), so a person reading is never cut off.
+ */
+const awaitingUser = Effect.fnUntraced(function* (
+  session: Session,
+  toolCallId: ToolCallId,
+  connection: number | undefined
+) {
+  const entry = yield* claimedCall(session, toolCallId, connection)
+  if (entry?.offeredAt === undefined || entry.awaitingUser) return
+  entry.awaitingUser = true
+  const now = yield* Clock.currentTimeMillis
+  const until = Math.max(entry.offeredAt + TOOL_LIMITS.awaitingUserCeilingMs, entry.deadline)
+  yield* armTimeout(session, entry, Math.max(0, until - now))
 })
 
 /** What claims the tools: the subscriber's connection, and the page's token (minted when it gave none). */
@@ -236,8 +266,10 @@ export class ToolRouter extends Context.Service<
       outcome: ToolOutcome,
       connection?: number
     ) => Effect.Effect<boolean, PedelecError>
-    /** Ignored unless it comes from the claim's connection. */
+    /** Ignored unless it comes from the claim's connection, or while the call waits on the user. */
     readonly progress: (session: Session, toolCallId: ToolCallId, connection?: number) => Effect.Effect<void>
+    /** The call waits on a person: its timeout pauses until it ends (ceiling 30 min). Claim's connection only. */
+    readonly awaitingUser: (session: Session, toolCallId: ToolCallId, connection?: number) => Effect.Effect<void>
     /** The claim moves to this page for as long as the scope lives (or until a newer claim); a pending call follows. */
     readonly claim: (session: Session, claimer?: Claimer) => Effect.Effect<void, never, Scope.Scope>
     /** Every queued call ends with this code (cancel, end), the newest first. */
@@ -267,6 +299,9 @@ export class ToolRouter extends Context.Service<
         ),
         progress: Effect.fn("ToolRouter.progress")((session, id, connection) =>
           provided(progress(session, id, connection))
+        ),
+        awaitingUser: Effect.fn("ToolRouter.awaitingUser")((session, id, connection) =>
+          provided(awaitingUser(session, id, connection))
         ),
         claim: (session, claimer = {}) => provided(claim(session, claimer)),
         cancelAll: Effect.fn("ToolRouter.cancelAll")((session, code) => provided(cancelAll(session, code)))

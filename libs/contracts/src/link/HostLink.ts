@@ -10,6 +10,7 @@ import { SessionEvent } from "../Events.ts"
 import { Origin, RequestId, SessionId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
 import { SessionInfo } from "../Session.ts"
+import { SitePolicy } from "../SitePolicy.ts"
 import { PageMethods, PageResponse } from "./PageLink.ts"
 
 export const NATIVE_HOST_NAME = "com.pedelec.host"
@@ -23,13 +24,20 @@ export const HOST_LIMITS = {
   maxLogicalMessage: 16 * 1024 * 1024
 } as const
 
-/** Methods only the extension itself calls (options page, revocation), beside the forwarded page methods. */
+/**
+ * Methods only the extension itself calls (options page, revocation, site policies), beside the forwarded page
+ * methods. A page cannot name them: the extension decodes a page's requests against PageMethods alone.
+ */
 export const ExtensionMethods = {
   "session.list": {
     params: Schema.Struct({ origin: Schema.optionalKey(Origin) }),
     result: Schema.Array(SessionInfo)
   },
-  "origin.revoke": { params: Schema.Struct({ origin: Origin }), result: Schema.Struct({ ended: Schema.Int }) }
+  "origin.revoke": { params: Schema.Struct({ origin: Origin }), result: Schema.Struct({ ended: Schema.Int }) },
+  /** The user's policy for a site (the options page); the default when none was set. */
+  "origin.get_policy": { params: Schema.Struct({ origin: Origin }), result: SitePolicy },
+  /** The options page writes a site's whole policy; Core enforces it from the next `session.create` on. */
+  "origin.set_policy": { params: Schema.Struct({ origin: Origin, policy: SitePolicy }), result: SitePolicy }
 } as const
 export type ExtensionMethod = keyof typeof ExtensionMethods
 export const ExtensionMethod = Schema.Literals(Object.keys(ExtensionMethods) as Array<ExtensionMethod>)
@@ -84,7 +92,9 @@ export const CORE_PAYLOADS = {
   "providers.list": () => ({ rescan: false }),
   "settings.get": () => undefined,
   "session.list": (_: undefined, params: HostParams<"session.list">) => params,
-  "origin.revoke": (_: undefined, params: HostParams<"origin.revoke">) => params
+  "origin.revoke": (_: undefined, params: HostParams<"origin.revoke">) => params,
+  "origin.get_policy": (_: undefined, params: HostParams<"origin.get_policy">) => params,
+  "origin.set_policy": (_: undefined, params: HostParams<"origin.set_policy">) => params
 } as const
 
 /** The methods relayed as one Core call each. */

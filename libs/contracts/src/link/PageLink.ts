@@ -77,6 +77,11 @@ export const PageMethods = {
     }),
     Empty
   ),
+  /**
+   * The handler waits on a person (a modal the page shows): the call's timeout is paused until the page answers or
+   * the call is cancelled, up to TOOL_LIMITS.awaitingUserCeilingMs from the offer. From the claiming page only.
+   */
+  "tool.awaiting_user": method(Schema.Struct({ sessionId: SessionId, toolCallId: ToolCallId }), Empty),
   "asset.upload_ticket": method(UploadTicketRequest, AssetTicket),
   "asset.download_ticket": method(DownloadTicketRequest, AssetTicket),
   "asset.list": method(OnSession, Schema.Array(AssetInfo))

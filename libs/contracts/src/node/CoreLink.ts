@@ -15,6 +15,7 @@ import { Hello, ProtocolVersion } from "../Protocol.ts"
 import { ProviderInfo } from "../Provider.ts"
 import { CreateSessionInput, SessionInfo, TurnText } from "../Session.ts"
 import { PublicSettings } from "../Settings.ts"
+import { SitePolicy } from "../SitePolicy.ts"
 import { ToolOutcome } from "../Tool.ts"
 
 export { AUTH_HEADERS } from "../Wire.ts"
@@ -121,6 +122,16 @@ export class HostRpcs extends RpcGroup.make(
       toolCallId: ToolCallId,
       message: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(1024)))
     },
+    error: PedelecError
+  }),
+  /** The handler waits on a person: the call's timeout pauses (up to a ceiling). From the claim's connection only. */
+  Rpc.make("tool.awaiting_user", { payload: { ...OnSession, toolCallId: ToolCallId }, error: PedelecError }),
+  /** A site's policy (the default when none was set): the extension's options page, never a page. */
+  Rpc.make("origin.get_policy", { payload: ForOrigin, success: SitePolicy, error: PedelecError }),
+  /** The user set a site's policy in the options page; it holds from the next `session.create` on. */
+  Rpc.make("origin.set_policy", {
+    payload: { ...ForOrigin, policy: SitePolicy },
+    success: SitePolicy,
     error: PedelecError
   }),
   Rpc.make("providers.list", {

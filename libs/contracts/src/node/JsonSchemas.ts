@@ -11,6 +11,7 @@ import { PedelecErrorWire } from "../PedelecError.ts"
 import { ProviderInfo } from "../Provider.ts"
 import { CreateSessionInput, SessionInfo, TurnResult } from "../Session.ts"
 import { PublicSettings, Settings } from "../Settings.ts"
+import { SitePolicy } from "../SitePolicy.ts"
 import { Skills, ToolManifest } from "../Tool.ts"
 import { ToolSpec } from "./AgentLink.ts"
 import { CliOutput } from "./CliOutput.ts"
@@ -28,6 +29,7 @@ export const PUBLIC_SCHEMAS = {
   ProviderInfo,
   Settings,
   PublicSettings,
+  SitePolicy,
   AssetInfo,
   CliOutput
 } as const satisfies Record<string, Schema.Top>

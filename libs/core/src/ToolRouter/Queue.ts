@@ -1,13 +1,14 @@
 /**
  * ToolRouter/Queue — one session's call queue: the calls waiting for the page (FIFO, the head offered), offering
  * the head to the current claim (status first, then the `tool_call` event naming the claimant, then its timeout),
- * and ending a call exactly once (the event, the agent's answer, the next offer, the pending bit). Checking
- * arguments, moving the claim and the service's methods are ToolRouter's.
+ * and ending a call exactly once (the event, the agent's answer, the next offer, the pending bit), and its timer
+ * (restarted by progress, paused while the page waits on the user). Checking arguments, moving the claim and the
+ * service's methods are ToolRouter's.
  */
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolCallId, TurnId } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import type { ToolOutcome } from "@pedelec/contracts/Tool"
+import { TOOL_LIMITS, type ToolOutcome } from "@pedelec/contracts/Tool"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -27,6 +28,10 @@ export interface Call {
   /** The call's timeout; progress restarts it. Lives as long as the agent's call. */
   readonly timer: FiberHandle.FiberHandle<void>
   offeredAt: number | undefined
+  /** When the armed timer fires (Clock), so that waiting on the user never ends a call sooner than its timeout. */
+  deadline: number
+  /** The page said a person is answering: the timeout is paused until the call ends or the ceiling passes. */
+  awaitingUser: boolean
 }
 
 /**
@@ -92,16 +97,22 @@ export const offer = Effect.fnUntraced(function* (session: Session, call: Call) 
   if (firstOffer) yield* armTimeout(session, call, call.tool.spec.timeoutMs)
 })
 
-export const armTimeout = (session: Session, call: Call, delayMs: number) => {
-  const timeoutMs = call.tool.spec.timeoutMs
-  return FiberHandle.run(
+/** What TOOL_TIMEOUT says: the tool's timeout, or, for a call that waited on the user, the ceiling it reached. */
+const timeoutDetails = (call: Call): Record<string, Schema.Json> =>
+  call.awaitingUser
+    ? { timeoutMs: TOOL_LIMITS.awaitingUserCeilingMs, waitedOnUser: true }
+    : { timeoutMs: call.tool.spec.timeoutMs }
+
+export const armTimeout = Effect.fnUntraced(function* (session: Session, call: Call, delayMs: number) {
+  call.deadline = (yield* Clock.currentTimeMillis) + delayMs
+  yield* FiberHandle.run(
     call.timer,
     // The error is made only when the timeout fires: a PedelecError captures a stack, which every call would pay.
     Effect.sleep(delayMs).pipe(
-      Effect.andThen(Effect.suspend(() => finish(session, call, cancelled(call, "TOOL_TIMEOUT", { timeoutMs }))))
+      Effect.andThen(Effect.suspend(() => finish(session, call, cancelled(call, "TOOL_TIMEOUT", timeoutDetails(call)))))
     )
   )
-}
+})
 
 /** Ends one call exactly once: records it, answers the agent, and offers the next call. Never cut half way. */
 export const finish = (session: Session, call: Call, ending: Ending): Effect.Effect<void, never, SessionEvents> =>

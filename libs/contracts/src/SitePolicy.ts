@@ -1,0 +1,29 @@
+/**
+ * What one site may ask of Pedelec beyond being approved, set by the user in the extension's options page and
+ * enforced twice: by the extension before it forwards `session.create`, and by Core, which keeps each origin's
+ * policy in the home and refuses a session outside it with the code of the rule. An origin without a policy gets
+ * `DEFAULT_SITE_POLICY`, which is what an approved site could do before policies existed.
+ */
+import * as Schema from "effect/Schema"
+import { Origin } from "./Ids.ts"
+import { ProviderCode } from "./Provider.ts"
+
+export const SitePolicy = Schema.Struct({
+  /** The providers the site's sessions may run (the default provider included); absent: any provider. */
+  allowedProviders: Schema.optionalKey(Schema.Array(ProviderCode).check(Schema.isMaxLength(64))),
+  /** Whether the site may ask for an explicit workspace path (still a grant of its own per path, SPEC §12). */
+  allowWorkspacePaths: Schema.Boolean,
+  /** At most this many live sessions at once; absent: no limit. */
+  maxLiveSessions: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 })))
+})
+export type SitePolicy = typeof SitePolicy.Type
+
+export const DEFAULT_SITE_POLICY: SitePolicy = { allowWorkspacePaths: true }
+
+/** `site-policies.json` in the home: the origins whose policy is not the default. */
+export const SitePolicies = Schema.Record(Origin, SitePolicy).check(
+  Schema.makeFilter((policies) =>
+    Object.keys(policies).length <= 4096 ? undefined : "at most 4096 origins may have a policy"
+  )
+)
+export type SitePolicies = typeof SitePolicies.Type
