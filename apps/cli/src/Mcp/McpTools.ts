@@ -41,9 +41,18 @@ export const toMcpTool = (spec: ToolSpec): McpSchema.Tool => {
   })
 }
 
-/** What the agent reads back: the result itself when it came inline, else the line tool-call prints. */
+const isJsonObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * What the agent reads back: the result itself when it came inline as a JSON object, else the line tool-call prints.
+ * Never JSON that is not an object: gemini 0.61 takes a text block that parses as JSON for the call's
+ * structuredContent, which MCP says is an object, and then refuses the whole answer ("expected record").
+ */
 export const toResult = (output: CliOutput): McpSchema.CallToolResult => {
-  const text = output.ok && "result" in output ? JSON.stringify(output.result) : JSON.stringify(output)
+  const text =
+    output.ok && "result" in output && isJsonObject(output.result)
+      ? JSON.stringify(output.result)
+      : JSON.stringify(output)
   return new McpSchema.CallToolResult({
     content: [{ type: "text", text }],
     ...(output.ok ? {} : { isError: true })

@@ -15,6 +15,12 @@
  * - Full access (a per-origin opt-in in the desktop app): `--approval-mode yolo` with no Pedelec policy; every tool,
  *   every command, everything the user can do.
  * Both pass `--skip-trust`: headless gemini refuses an untrusted folder (exit 55), and Pedelec picked the workspace.
+ *
+ * The page's tools also reach gemini as the MCP server `pedelec` (`pedelec-cli mcp`, PedelecMcp), the model seeing
+ * them as `mcp_pedelec_<name>`: a settings file Pedelec owns in the workspace for the session (GeminiMcp says why
+ * there and how it is kept Pedelec's), trusted so headless gemini runs its tools without asking, and allowed by the
+ * policy in least privilege. There `--allowed-mcp-server-names pedelec` also keeps out any other server, the user's
+ * or one the agent planted in a workspace settings file; with full access the user's servers stay as they are.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import os from "node:os"
@@ -22,6 +28,7 @@ import path from "node:path"
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import * as Effect from "effect/Effect"
 import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
+import { PEDELEC_MCP_NAME, pedelecMcpServer } from "../PedelecMcp.ts"
 import {
   type EffortAllowList,
   NO_EFFORT_PROFILES,
@@ -32,6 +39,7 @@ import {
 } from "../Provider.ts"
 import { makeTurnProcess } from "../TurnProcess.ts"
 import { GeminiTurnDecoder } from "./GeminiEvents.ts"
+import { geminiMcpFile } from "./GeminiMcp.ts"
 
 const PROVIDER = "gemini"
 const NAME = "Gemini CLI"
@@ -67,6 +75,12 @@ decision = "allow"
 priority = 200
 
 [[rule]]
+mcpName = "pedelec"
+toolName = "*"
+decision = "allow"
+priority = 200
+
+[[rule]]
 toolName = ["web_fetch", "google_web_search"]
 decision = "deny"
 priority = 100
@@ -77,8 +91,16 @@ const NOT_FOUND =
   "Gemini CLI (the `gemini` command) was not found on PATH or in the usual install folders. Install it " +
   "(`npm install -g @google/gemini-cli`), sign in once by running `gemini`, then rescan providers."
 
-/** The argv for one turn; `policyFile` is the least-privilege policy (unused with full access). Exported for tests. */
-export const geminiArgs = (session: SessionProcessOptions, turn: TurnInput, policyFile: string): Array<string> => [
+/**
+ * The argv for one turn; `policyFile` is the least-privilege policy (unused with full access), `mcp` whether the
+ * session's settings file gives gemini the `pedelec` server. Exported for tests.
+ */
+export const geminiArgs = (
+  session: SessionProcessOptions,
+  turn: TurnInput,
+  policyFile: string,
+  mcp = false
+): Array<string> => [
   // An empty -p makes the run headless; the prompt itself comes on stdin, so argv never carries page text.
   "-p",
   "",
@@ -87,7 +109,10 @@ export const geminiArgs = (session: SessionProcessOptions, turn: TurnInput, poli
   "--skip-trust",
   ...(session.fullAccess
     ? ["--approval-mode", "yolo"]
-    : ["--approval-mode", "auto_edit", "--admin-policy", policyFile]),
+    : [
+        ...["--approval-mode", "auto_edit", "--admin-policy", policyFile],
+        ...(mcp ? ["--allowed-mcp-server-names", PEDELEC_MCP_NAME] : [])
+      ]),
   ...(session.model === undefined ? [] : ["--model", session.model]),
   ...(turn.providerSessionId === undefined ? [] : ["--resume", turn.providerSessionId]),
   ...session.effort.argv
@@ -99,9 +124,12 @@ export const geminiArgs = (session: SessionProcessOptions, turn: TurnInput, poli
  * (verified), and with the user's `security.environmentVariableRedaction.enabled` it drops secret-looking names. The
  * fix is the user's `security.environmentVariableRedaction.allowed`; gemini refuses a defaults file under /tmp.
  */
-export const geminiEnv = (session: SessionProcessOptions): Record<string, string> => ({
+export const geminiEnv = (session: SessionProcessOptions, mcp = false): Record<string, string> => ({
   ...session.env,
-  ...session.effort.env
+  ...session.effort.env,
+  // --skip-trust is applied after gemini has read its settings, which then leaves a workspace file's MCP server
+  // disabled ("Disabled" in `gemini mcp list`, verified); the variable trusts the workspace before they are read.
+  ...(mcp ? { GEMINI_CLI_TRUST_WORKSPACE: "true" } : {})
 })
 
 /** The policy lives outside the workspace, where the agent cannot rewrite it, for the life of the session. */
@@ -125,20 +153,25 @@ export const makeGeminiAdapter = (options: CliAdapterOptions = {}): ProviderAdap
       notFound: NOT_FOUND,
       effortAllowList: GEMINI_EFFORT_ALLOW_LIST,
       defaultEffort: NO_EFFORT_PROFILES,
+      toolsAsMcp: true,
       sessionProcess: (cli, session) =>
         Effect.gen(function* () {
           const policyFile = session.fullAccess ? "" : path.join(yield* policyDir, POLICY_FILE_NAME)
+          const mcpFile = yield* geminiMcpFile(session.workspace, pedelecMcpServer(session.env))
           return yield* makeTurnProcess({
             provider: PROVIDER,
             label: "gemini",
-            spawn: (turn: TurnInput) => ({
-              command: cli.path,
-              args: geminiArgs(session, turn, policyFile),
-              cwd: session.workspace,
-              env: geminiEnv(session),
-              inheritEnv: true,
-              stdin: turn.prompt
-            }),
+            spawn: (turn: TurnInput) => {
+              const mcp = mcpFile?.refresh() === true
+              return {
+                command: cli.path,
+                args: geminiArgs(session, turn, policyFile, mcp),
+                cwd: session.workspace,
+                env: geminiEnv(session, mcp),
+                inheritEnv: true,
+                stdin: turn.prompt
+              }
+            },
             decoder: () => new GeminiTurnDecoder(),
             exitWaitMs: EXIT_WAIT_MS,
             cleanExitCompletes: false,

@@ -11,7 +11,8 @@
  *   permission rules `*: deny`, then `read`, `edit` (write and edit), `glob`, `grep`, `list`, `todowrite` allowed,
  *   `external_directory: deny`, and `bash` denied except `pedelec-cli *` and `pedelec-deno *`. opencode parses shell
  *   commands, so `pedelec-cli x && other` and `pedelec-cli $(other)` are refused too; file tools work inside the
- *   workspace only; web fetch, subagents, skills and MCP tools are not offered. Agent rules come after the user's
+ *   workspace only; web fetch, subagents, skills and MCP tools other than `pedelec_*` (below) are not offered. Agent
+ *   rules come after the user's
  *   own top-level `permission` rules and the last matching rule wins, so the user's looser rules cannot widen this
  *   (top-level rules would merge key by key and could). OPENCODE_DISABLE_PROJECT_CONFIG=1 keeps the workspace's
  *   `opencode.json` and `.opencode/` out: a plugin written there would otherwise run inside opencode next turn.
@@ -20,10 +21,22 @@
  * - Full access (a per-origin opt-in in the desktop app): opencode's default agent with `--auto`, which approves
  *   every request the user's own config does not explicitly deny; project config loads as usual.
  * The user's global config and login (providers, keys, default model) apply in both modes.
+ *
+ * The page's tools also reach opencode as the MCP server `pedelec` (`pedelec-cli mcp`, PedelecMcp), the model seeing
+ * them as `pedelec_<name>`: `mcp.pedelec` in OPENCODE_CONFIG_CONTENT in both modes, which opencode merges over the
+ * user's config (their own servers stay), so no file is written. opencode starts a local server with its own
+ * environment (verified), so the PEDELEC_* variables reach it without being named in the config. Its one `timeout`
+ * bounds the server's start and every request, a page tool call included, so it is the longest page tool call.
  */
 import type { EffortSupport } from "@pedelec/contracts/Provider"
 import { TOOL_LIMITS } from "@pedelec/contracts/Tool"
 import { type CliAdapterOptions, makeCliAdapter } from "../CliAdapter.ts"
+import {
+  PEDELEC_MCP_NAME,
+  PEDELEC_MCP_TOOL_TIMEOUT_MS,
+  type PedelecMcpServer,
+  pedelecMcpServer
+} from "../PedelecMcp.ts"
 import {
   type EffortAllowList,
   effortProfilesOf,
@@ -70,6 +83,8 @@ export const LEAST_PRIVILEGE_CONFIG = {
         grep: "allow",
         list: "allow",
         todowrite: "allow",
+        // The page's tools through the pedelec server: as allowed as `pedelec-cli … tool-call` from the shell.
+        [`${PEDELEC_MCP_NAME}_*`]: "allow",
         external_directory: "deny",
         bash: { "*": "deny", "pedelec-cli *": "allow", "pedelec-deno *": "allow" }
       }
@@ -94,20 +109,40 @@ export const opencodeArgs = (session: SessionProcessOptions, turn: TurnInput): A
   ...session.effort.argv
 ]
 
-/** The environment on top of the session's: no updates or sharing, long shell timeouts, and the mode's config. */
-export const opencodeEnv = (session: SessionProcessOptions): Record<string, string> => ({
-  ...session.env,
-  OPENCODE_DISABLE_AUTOUPDATE: "1",
-  // A page's conversation is never published to opencode's share service.
-  OPENCODE_DISABLE_SHARE: "1",
-  OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS: String(BASH_TIMEOUT_MS),
-  ...(session.fullAccess
+/** The config that registers `server` as opencode's MCP server `pedelec`; none without a server. */
+export const opencodeMcpConfig = (server: PedelecMcpServer | undefined) =>
+  server === undefined
     ? {}
     : {
-        OPENCODE_CONFIG_CONTENT: JSON.stringify(LEAST_PRIVILEGE_CONFIG),
-        OPENCODE_DISABLE_PROJECT_CONFIG: "1"
-      })
-})
+        mcp: {
+          [PEDELEC_MCP_NAME]: {
+            type: "local",
+            command: [server.command, ...server.args],
+            enabled: true,
+            timeout: PEDELEC_MCP_TOOL_TIMEOUT_MS
+          }
+        }
+      }
+
+/**
+ * The environment on top of the session's: no updates or sharing, long shell timeouts, the mode's config and `mcp`
+ * as the `pedelec` MCP server (none without it).
+ */
+export const opencodeEnv = (
+  session: SessionProcessOptions,
+  mcp: PedelecMcpServer | undefined = undefined
+): Record<string, string> => {
+  const config = { ...(session.fullAccess ? {} : LEAST_PRIVILEGE_CONFIG), ...opencodeMcpConfig(mcp) }
+  return {
+    ...session.env,
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    // A page's conversation is never published to opencode's share service.
+    OPENCODE_DISABLE_SHARE: "1",
+    OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS: String(BASH_TIMEOUT_MS),
+    ...(Object.keys(config).length === 0 ? {} : { OPENCODE_CONFIG_CONTENT: JSON.stringify(config) }),
+    ...(session.fullAccess ? {} : { OPENCODE_DISABLE_PROJECT_CONFIG: "1" })
+  }
+}
 
 export const makeOpencodeAdapter = (options: CliAdapterOptions = {}): ProviderAdapter =>
   makeCliAdapter(
@@ -117,15 +152,17 @@ export const makeOpencodeAdapter = (options: CliAdapterOptions = {}): ProviderAd
       notFound: NOT_FOUND,
       effortAllowList: OPENCODE_EFFORT_ALLOW_LIST,
       defaultEffort: effortProfilesOf((level) => `--variant=${level}`),
-      sessionProcess: (cli, session) =>
-        makeTurnProcess({
+      toolsAsMcp: true,
+      sessionProcess: (cli, session) => {
+        const env = opencodeEnv(session, pedelecMcpServer(session.env))
+        return makeTurnProcess({
           provider: PROVIDER,
           label: "opencode",
           spawn: (turn: TurnInput) => ({
             command: cli.path,
             args: opencodeArgs(session, turn),
             cwd: session.workspace,
-            env: opencodeEnv(session),
+            env,
             inheritEnv: true,
             stdin: turn.prompt
           }),
@@ -134,6 +171,7 @@ export const makeOpencodeAdapter = (options: CliAdapterOptions = {}): ProviderAd
           // opencode prints a step_finish before a clean exit; exit 0 without one still finished the turn.
           cleanExitCompletes: true
         })
+      }
     },
     options
   )

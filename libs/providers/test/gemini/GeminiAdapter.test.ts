@@ -28,6 +28,7 @@ if [ "$1" = "--version" ]; then echo "0.61.0"; exit 0; fi
 printf '%s\\n' "$@" > "$STUB_DIR/argv"
 cat > "$STUB_DIR/stdin"
 env > "$STUB_DIR/env"
+if [ -f .gemini/settings.json ]; then cp .gemini/settings.json "$STUB_DIR/settings"; fi
 if [ "$STUB_MODE" = "hang" ]; then head -n 1 "$STUB_FIXTURE"; sleep 60 & echo $! > "$STUB_DIR/child"; wait; fi
 if [ "$STUB_MODE" = "no-key" ]; then echo "When using Gemini API, you must specify the GEMINI_API_KEY environment variable." >&2; exit 41; fi
 if [ "$STUB_MODE" = "other-folder" ]; then echo 'Error resuming session: Invalid session identifier "x".' >&2; exit 42; fi
@@ -46,7 +47,13 @@ const withStub = Effect.gen(function* () {
     adapter.start(
       sessionOptions({
         workspace,
-        env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" },
+        env: {
+          STUB_DIR: bin,
+          STUB_FIXTURE: path.join(fixtures, fixture),
+          STUB_MODE: mode,
+          PEDELEC_THREAD_ID: "t1",
+          PATH: `${bin}:/usr/bin:/bin`
+        },
         ...overrides
       })
     )
@@ -85,7 +92,19 @@ describe("GeminiAdapter invocation", () => {
     assert.deepStrictEqual(geminiEnv(sessionOptions()), { PEDELEC_THREAD_ID: "t1", PEDELEC_SESSION_CAP: "cap" })
   })
 
+  it("with the pedelec server (least privilege): no other MCP server; with full access the user's stay", () => {
+    const args = geminiArgs(sessionOptions(), newTurn, "/p/policy.toml", true)
+    assert.deepStrictEqual(args.slice(5), [
+      ...["--approval-mode", "auto_edit", "--admin-policy", "/p/policy.toml"],
+      ...["--allowed-mcp-server-names", "pedelec"]
+    ])
+    assert.notInclude(geminiArgs(sessionOptions({ fullAccess: true }), newTurn, "", true), "--allowed-mcp-server-names")
+    assert.strictEqual(geminiEnv(sessionOptions(), true).GEMINI_CLI_TRUST_WORKSPACE, "true")
+    assert.isUndefined(geminiEnv(sessionOptions(), false).GEMINI_CLI_TRUST_WORKSPACE)
+  })
+
   it("the policy denies every shell command but pedelec-cli and pedelec-deno, and the web tools", () => {
+    assert.include(GEMINI_POLICY, `mcpName = "pedelec"\ntoolName = "*"\ndecision = "allow"\npriority = 200`)
     assert.include(GEMINI_POLICY, `commandPrefix = ["pedelec-cli", "pedelec-deno"]\ndecision = "allow"\npriority = 200`)
     assert.include(GEMINI_POLICY, `toolName = "run_shell_command"\ndecision = "deny"\npriority = 100`)
     assert.include(GEMINI_POLICY, `toolName = ["web_fetch", "google_web_search"]\ndecision = "deny"`)
@@ -131,6 +150,26 @@ describe("GeminiAdapter detection and processes", () => {
         })
       )
       assert.isFalse(existsSync(policy))
+    })
+  )
+
+  it.live("pedelec-cli on the session's PATH: gemini finds the pedelec server in the workspace, gone after", () =>
+    Effect.gen(function* () {
+      const { bin, start, argv } = yield* withStub
+      writeFileSync(path.join(bin, "pedelec-cli"), "#!/bin/sh\n")
+      chmodSync(path.join(bin, "pedelec-cli"), 0o755)
+      const workspace = yield* tempDir("gemini-mcp-ws")
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const sp = yield* start("text-turn.jsonl", "replay", { workspace })
+          yield* Stream.runDrain(sp.send(newTurn))
+        })
+      )
+      assert.deepStrictEqual(argv().slice(-2), ["--allowed-mcp-server-names", "pedelec"])
+      const settings = JSON.parse(readFileSync(path.join(bin, "settings"), "utf8"))
+      assert.strictEqual(settings.mcpServers.pedelec.command, path.join(bin, "pedelec-cli"))
+      assert.include(readFileSync(path.join(bin, "env"), "utf8"), "GEMINI_CLI_TRUST_WORKSPACE=true")
+      assert.isFalse(existsSync(path.join(workspace, ".gemini")))
     })
   )
 

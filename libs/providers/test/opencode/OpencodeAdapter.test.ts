@@ -15,8 +15,10 @@ import {
   makeOpencodeAdapter,
   OPENCODE_EFFORT_ALLOW_LIST,
   opencodeArgs,
-  opencodeEnv
+  opencodeEnv,
+  opencodeMcpConfig
 } from "../../src/opencode/OpencodeAdapter.ts"
+import { PEDELEC_MCP_TOOL_TIMEOUT_MS } from "../../src/PedelecMcp.ts"
 import { cancelLeavesNoProcess, sessionOptions, tempDir } from "../support.ts"
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/opencode")
@@ -99,6 +101,7 @@ describe("OpencodeAdapter invocation", () => {
       grep: "allow",
       list: "allow",
       todowrite: "allow",
+      "pedelec_*": "allow",
       external_directory: "deny",
       bash: { "*": "deny", "pedelec-cli *": "allow", "pedelec-deno *": "allow" }
     })
@@ -112,6 +115,26 @@ describe("OpencodeAdapter invocation", () => {
     assert.isUndefined(env.OPENCODE_CONFIG_CONTENT)
     assert.isUndefined(env.OPENCODE_DISABLE_PROJECT_CONFIG)
     assert.strictEqual(env.OPENCODE_DISABLE_SHARE, "1")
+  })
+
+  it("the pedelec MCP server joins the config in both modes, by command only: the capability stays in the env", () => {
+    const mcp = { command: "/opt/pedelec/bin/pedelec-cli", args: ["mcp"] }
+    const server = {
+      type: "local",
+      command: ["/opt/pedelec/bin/pedelec-cli", "mcp"],
+      enabled: true,
+      timeout: PEDELEC_MCP_TOOL_TIMEOUT_MS
+    }
+    const least = opencodeEnv(sessionOptions(), mcp)
+    assert.deepStrictEqual(JSON.parse(least.OPENCODE_CONFIG_CONTENT ?? "{}"), {
+      ...LEAST_PRIVILEGE_CONFIG,
+      mcp: { pedelec: server }
+    })
+    const full = opencodeEnv(sessionOptions({ fullAccess: true }), mcp)
+    assert.deepStrictEqual(JSON.parse(full.OPENCODE_CONFIG_CONTENT ?? "{}"), { mcp: { pedelec: server } })
+    assert.isUndefined(full.OPENCODE_DISABLE_PROJECT_CONFIG)
+    assert.notInclude(least.OPENCODE_CONFIG_CONTENT ?? "", `"${least.PEDELEC_SESSION_CAP}"`)
+    assert.deepStrictEqual(opencodeMcpConfig(undefined), {})
   })
 
   it("effort tokens are single --variant=<name> tokens", () => {
