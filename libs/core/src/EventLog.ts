@@ -4,7 +4,12 @@
  * a `seq`, and retention. It does NOT assign `seq`, buffer recent events for fast replay or decide what a gap means
  * (SessionEvents does), and it never stores anything but the events it is given: tool arguments and results may be
  * private, which is why the log lives in the home and not in a workspace an agent can read.
+ *
+ * An append is one blocking `write` on the session's descriptor, on purpose: every event waits for its line before
+ * it is delivered, a line is a few hundred bytes into the page cache (microseconds), and a thread-pool round trip per
+ * event cost a loaded 2-core machine up to 1.5 ms, five times a turn (issue 15, warm ollama turns).
  */
+import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs"
 import path from "node:path"
 import { SessionEvent } from "@pedelec/contracts/Events"
 import { SessionId } from "@pedelec/contracts/Ids"
@@ -15,6 +20,7 @@ import * as Exit from "effect/Exit"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
@@ -40,7 +46,7 @@ export interface LogScan {
 }
 
 interface Handle {
-  readonly file: FileSystem.File
+  readonly fd: number
   readonly scope: Scope.Closeable
 }
 
@@ -111,6 +117,19 @@ const fileOf = (logs: Logs, sessionId: SessionId) => {
   return path.join(logs.paths.logsDir, `${sessionId}${LOG_SUFFIX}`)
 }
 
+/** A blocking file call as the PlatformError the stores map (its errno kept, so a full disk is STORAGE_FULL). */
+const blocking = <A>(method: string, call: () => A) =>
+  Effect.try({
+    try: call,
+    catch: (cause) => PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method, cause })
+  })
+
+/** All of `bytes` at the end of the file: a write may take only part of them. */
+const writeAllAt = (fd: number, bytes: Uint8Array) =>
+  blocking("write", () => {
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written)
+  })
+
 const openHandle = Effect.fnUntraced(function* (logs: Logs, sessionId: SessionId) {
   const { fs, paths } = logs
   const file = fileOf(logs, sessionId)
@@ -118,15 +137,16 @@ const openHandle = Effect.fnUntraced(function* (logs: Logs, sessionId: SessionId
   yield* fs.chmod(paths.logsDir, LOG_DIR_MODE)
   const scope = yield* Scope.fork(logs.scope)
   return yield* Effect.gen(function* () {
-    const handle = yield* fs.open(file, { flag: "a+", mode: LOG_FILE_MODE }).pipe(Scope.provide(scope))
+    const fd = yield* blocking("open", () => openSync(file, "a+", LOG_FILE_MODE))
+    // A descriptor that will not close holds nothing more to lose.
+    yield* Scope.addFinalizer(scope, Effect.ignore(blocking("close", () => closeSync(fd))))
     yield* fs.chmod(file, LOG_FILE_MODE)
     // After a crash the last line may be cut short: end it, or the next event would be glued onto it and lost.
-    const size = BigInt((yield* handle.stat).size)
-    if (size > 0n) {
-      const last = yield* handle.readAlloc(1, { position: size - 1n })
-      if (Option.isSome(last) && last.value[0] !== NEWLINE) yield* handle.writeAll(Uint8Array.of(NEWLINE))
-    }
-    return { file: handle, scope }
+    const size = yield* blocking("fstat", () => fstatSync(fd).size)
+    const last = new Uint8Array(1)
+    if (size > 0 && (yield* blocking("read", () => readSync(fd, last, 0, 1, size - 1))) === 1 && last[0] !== NEWLINE)
+      yield* writeAllAt(fd, Uint8Array.of(NEWLINE))
+    return { fd, scope }
   }).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Scope.close(scope, exit) : Effect.void)))
 })
 
@@ -144,7 +164,7 @@ const append = Effect.fn("EventLog.append")(function* (logs: Logs, event: Sessio
     Effect.gen(function* () {
       slot.handle ??= yield* openHandle(logs, event.sessionId)
       // A full disk may have taken part of the line: the next open ends it with a newline, so nothing is glued on.
-      yield* slot.handle.file.writeAll(line).pipe(Effect.tapError(() => closeSlot(slot)))
+      yield* writeAllAt(slot.handle.fd, line).pipe(Effect.tapError(() => closeSlot(slot)))
     })
   )
 }, orStorageFailure("writing the event log"))
