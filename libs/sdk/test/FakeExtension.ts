@@ -99,6 +99,7 @@ export class FakeExtension {
     this.on("session.create", () => ({ result: sessionInfo() }))
     this.on("tool.submit_result", () => ({ result: { accepted: true } }))
     this.on("tool.progress", () => ({ result: {} }))
+    this.on("tool.awaiting_user", () => ({ result: {} }))
   }
 
   install(): this {

@@ -324,4 +324,24 @@ describe("tool calls", () => {
     expect(submitted()).toHaveLength(0)
     expect(chrome.requests("tool.progress")[0]!.params).toMatchObject({ toolCallId: "call0001", message: "working" })
   })
+
+  it("ctx.awaitingUser() tells Core the call waits on a person, with the session and call ids only", async () => {
+    const { session } = await open()
+    let answer: (value: string) => void = () => undefined
+    session.onTool("count", (_, ctx) => {
+      ctx.awaitingUser()
+      return new Promise<string>((resolve) => {
+        answer = resolve
+      })
+    })
+    chrome.port.event(events.toolCall(TURN, "call0001", "count"))
+    await tick(10)
+    expect(chrome.requests("tool.awaiting_user").map((request) => request.params)).toEqual([
+      { sessionId: SESSION_ID, toolCallId: "call0001" }
+    ])
+    expect(submitted()).toHaveLength(0)
+    answer("yes")
+    await tick(10)
+    expect(submitted()[0]).toMatchObject({ toolCallId: "call0001", outcome: { ok: true, result: "yes" } })
+  })
 })

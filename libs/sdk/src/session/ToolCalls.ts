@@ -121,6 +121,10 @@ export class ToolCalls {
   #context(event: typeof ToolCallEvent.Type, base: EventContext, signal: AbortSignal): ToolCallContext {
     const { toolCallId, tool } = event
     const { link, sessionId } = this.#options
+    const ids = { sessionId, toolCallId: toolCallId as ToolCallId }
+    // Best effort, like progress: a failed send leaves the call with its normal timeout, which is all it can do.
+    const send = (method: "tool.progress" | "tool.awaiting_user", params: typeof ids & { message?: string }) =>
+      void link.request(method, params).catch(() => undefined)
     return {
       ...base,
       turnId: event.turnId,
@@ -128,12 +132,9 @@ export class ToolCalls {
       toolRequestId: toolCallId,
       tool,
       signal,
-      progress: (message) => {
-        const params = { sessionId, toolCallId: toolCallId as ToolCallId }
-        link
-          .request("tool.progress", message === undefined ? params : { ...params, message: message.slice(0, 1024) })
-          .catch(() => undefined)
-      }
+      progress: (message) =>
+        send("tool.progress", message === undefined ? ids : { ...ids, message: message.slice(0, 1024) }),
+      awaitingUser: () => send("tool.awaiting_user", ids)
     }
   }
 }

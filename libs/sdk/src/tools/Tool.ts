@@ -32,6 +32,11 @@ export interface ToolCallContext extends EventContext {
   readonly signal: AbortSignal
   /** Keeps a long call alive: each call resets the tool's timeout, up to 10 times `timeoutMs` in all. */
   progress(message?: string): void
+  /**
+   * Says a person is answering (a modal, a form): the tool's timeout is paused until the handler returns or the call
+   * is cancelled, up to 30 minutes from the call. Later `progress` calls change nothing; calling it twice is harmless.
+   */
+  awaitingUser(): void
 }
 
 /** A tool the agent may call and the page runs; make one with `defineTool` to keep its name a literal type. */
@@ -44,7 +49,10 @@ export interface ToolDefinition<Name extends string = string, Args = JsonObject,
   readonly argsSchema: ArgsSchema
   /** 1 s … 30 min; default 60 s. */
   readonly timeoutMs?: number | undefined
-  /** Hints for the agent (`readOnly`, `destructive`, `idempotent`, `title`); never enforced. */
+  /**
+   * Hints for the agent (`readOnly`, `destructive`, `idempotent`, `title`). A `destructive` or `requiresConfirmation`
+   * call is confirmed by the user in the extension's window before the handler runs.
+   */
   readonly annotations?: ToolAnnotations | undefined
   /** Method syntax on purpose: tools with different argument types must fit one `ReadonlyArray<ToolDefinition>`. */
   handler?(args: Args, ctx: ToolCallContext): Result | Promise<Result>
