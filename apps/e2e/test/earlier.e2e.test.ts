@@ -1,11 +1,12 @@
 // A page written for the earlier SDK (@kaoruisaac/pedelec), with only its import changed (src/page/earlier.ts), on
 // an origin nobody approved yet: its first calls, listProviders() and getSettings() at once, open one approval
-// window (SPEC §4) and both wait on it; then a session with an inline tool the agent calls, an asset by the earlier
-// spelling of its path, and the end. Also what an unapproved origin still cannot do: a raw request that does not ask.
+// window (SPEC §4) and both wait on it; then a session with an inline tool the agent calls (its first session asks
+// once more, showing the guidance and tools its agent will be told: issue 16), an asset by the earlier spelling of
+// its path, and the end. Also what an unapproved origin still cannot do: a raw request that does not ask.
 import { PEDELEC_EXTENSION_ID } from "@pedelec/contracts/Wire"
 import { script } from "@pedelec/providers/scripted/Script"
 import { describe, expect, test } from "vitest"
-import { approving } from "../src/chain/Browser.ts"
+import { approvingEach } from "../src/chain/Browser.ts"
 import { chainForFile } from "./harness.ts"
 
 const chain = chainForFile()
@@ -26,11 +27,13 @@ describe("a page written for the earlier SDK", () => {
     expect(chain().extensionId).toBe(PEDELEC_EXTENSION_ID)
     const page = await chain().openPage(chain().origins.http)
     const text = script('call add {"a":2,"b":40}', "say added")
-    const { value: report, shown } = await approving(chain().context, chain().extensionId, () =>
+    const { value: report, shown } = await approvingEach(chain().context, chain().extensionId, () =>
       page.evaluate((text) => window.e2e.earlier(text), text)
     )
-    expect(shown).toContain(chain().origins.http)
-    expect(shown).toContain("agent CLIs")
+    expect(shown).toHaveLength(2)
+    expect(shown[0]).toContain(chain().origins.http)
+    expect(shown[0]).toContain("agent CLIs")
+    expect(shown[1]).toContain("Allow what this site's agent will be told?")
     expect(report.providers).toContain("scripted")
     // The chain's home names the scripted agent as the default.
     expect(report.defaultProvider).toBe("scripted")

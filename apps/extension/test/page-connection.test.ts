@@ -5,84 +5,30 @@
  * and revocation.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { Origin } from "@pedelec/contracts/Ids"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
 import { Grants } from "../src/approval/Grants.ts"
-import { Chrome } from "../src/browser/Chrome.ts"
-import { PagePorts } from "../src/page/PagePorts.ts"
-import { PortMailbox } from "../src/page/PortMailbox.ts"
 import { UiRequests } from "../src/ui/UiRequests.ts"
-import { workerLayer } from "../src/WorkerLayer.ts"
-import { FakeChromeApi, type FakeWorkerPort, waitUntil } from "./FakeChromeApi.ts"
-
-const A = "https://a.example" as Origin
-const B = "http://127.0.0.1:4321" as Origin
-const SESSION = "sessionAAAAAAAAAAAAAAAAA"
-const OTHER_SESSION = "sessionBBBBBBBBBBBBBBBBB"
-
-const sessionInfo = (sessionId: string, origin: string) => ({
-  sessionId,
-  origin,
-  provider: "codex",
-  model: null,
-  effortLevel: "medium",
-  workspace: { path: `/tmp/pedelec/${sessionId}`, managed: true },
-  status: "idle",
-  autoEndOnDisconnect: true,
-  lastSeq: 0,
-  createdAt: 1
-})
-const chat = (sessionId: string, seq: number) => ({
-  type: "chat",
-  sessionId,
-  seq,
-  at: 5,
-  turnId: "turn-0001",
-  text: `hello ${seq}`
-})
-
-type Posted = Record<string, unknown> & { kind: string; id?: string; ok?: boolean; error?: { code: string } }
-
-const run = <A, E>(body: (fake: FakeChromeApi) => Effect.Effect<A, E, PagePorts | Grants | UiRequests>) => {
-  const fake = new FakeChromeApi()
-  return body(fake).pipe(Effect.provide(workerLayer(Chrome.layerWith(fake))))
-}
-
-/** A page connects; messages it sends before the worker is ready must not be lost (P4). */
-const connect = (fake: FakeChromeApi, origin: string, early: ReadonlyArray<unknown> = []) =>
-  Effect.gen(function* () {
-    const port = fake.page(origin)
-    const mailbox = new PortMailbox(port)
-    for (const message of early) port.emit(message)
-    yield* PagePorts.use((ports) => ports.attach(mailbox))
-    return port
-  })
-
-const request = (id: string, method: string, params: unknown = {}) => ({ kind: "request", id, method, params })
-const posted = (port: FakeWorkerPort) => port.posted as Array<Posted>
-const responseTo = (port: FakeWorkerPort, id: string) =>
-  Effect.gen(function* () {
-    yield* waitUntil(() => posted(port).some((m) => m.kind === "response" && m.id === id), `a response to ${id}`)
-    return posted(port).find((m) => m.kind === "response" && m.id === id)!
-  })
-const hostRequests = (native: FakeWorkerPort) =>
-  native.posted as Array<{ kind: string; id: string; origin?: string; method: string; params: Record<string, unknown> }>
-const lastHostRequest = (native: FakeWorkerPort, method: string) =>
-  Effect.gen(function* () {
-    yield* waitUntil(() => hostRequests(native).some((r) => r.method === method), `a ${method} to the host`)
-    return [...hostRequests(native)].reverse().find((r) => r.method === method)!
-  })
-const approve = (origin: Origin) => Grants.use((grants) => grants.approve(origin))
-/** The `count`th `session.resume` this native port carried. */
-const waitUntilResume = (native: FakeWorkerPort, count: number) =>
-  Effect.gen(function* () {
-    const resumes = () => hostRequests(native).filter((r) => r.method === "session.resume")
-    yield* waitUntil(() => resumes().length >= count, `resume #${count}`)
-    return resumes()[count - 1]!
-  })
+import { type FakeWorkerPort, waitUntil } from "./FakeChromeApi.ts"
+import {
+  A,
+  approve,
+  B,
+  chat,
+  connect,
+  hostRequests,
+  lastHostRequest,
+  OTHER_SESSION,
+  posted,
+  request,
+  responseTo,
+  run,
+  SESSION,
+  sessionInfo,
+  waitUntilResume
+} from "./PagePort.ts"
 
 describe("a page port", () => {
   it.effect("answers hello, queued before the worker was ready, with the extension's version", () =>

@@ -103,22 +103,33 @@ export const approving = async <A>(
 }
 
 /**
- * Runs `action`, approving an approval window if the extension opens one meanwhile (an origin approved earlier
- * gets none). Listens only while the action runs, so it never clicks a window meant for a later action.
+ * Runs `action`, approving every approval window the extension opens meanwhile (an origin approved earlier gets none;
+ * a first session after an origin-only approval gets its manifest's), with the text each showed, in order. Listens
+ * only while the action runs, so it never clicks a window meant for a later action.
  */
-export const approvingIfAsked = async <A>(context: BrowserContext, extensionId: string, action: () => Promise<A>) => {
+export const approvingEach = async <A>(
+  context: BrowserContext,
+  extensionId: string,
+  action: () => Promise<A>
+): Promise<{ readonly value: A; readonly shown: ReadonlyArray<string> }> => {
   const approvals: Array<Promise<string>> = []
   const onPage = (page: Page) => {
     if (page.url().startsWith(extensionUrl(extensionId, "approval.html"))) approvals.push(approve(page))
   }
   context.on("page", onPage)
   try {
-    return await action()
+    const value = await action()
+    const shown = await Promise.allSettled(approvals)
+    return { value, shown: shown.map((outcome) => (outcome.status === "fulfilled" ? outcome.value : "")) }
   } finally {
     context.off("page", onPage)
     await Promise.allSettled(approvals)
   }
 }
+
+/** `approvingEach`, for a caller that needs only the action's value. */
+export const approvingIfAsked = async <A>(context: BrowserContext, extensionId: string, action: () => Promise<A>) =>
+  (await approvingEach(context, extensionId, action)).value
 
 /** Clicks Revoke for `origin` on the extension's options page, as the user would. */
 export const revokeOrigin = async (context: BrowserContext, extensionId: string, origin: string) => {

@@ -1,6 +1,7 @@
 /**
  * Approvals — asks the user, in an extension popup window the page cannot draw over, whether an origin may use
- * Pedelec and (SPEC §12) whether it may use an explicit workspace path; one window asks both when both are needed.
+ * Pedelec, (SPEC §12) whether it may use an explicit workspace path, and whether its sessions' agents may be told a
+ * manifest (guidance and tool index) other than the one approved before; one window asks all that is needed.
  * The rules (SPEC §4): one ask at a time (others get APPROVAL_PENDING; the same origin asking again waits on it);
  * Approve / Reject / window closed / 60 s (APPROVAL_REJECTED, APPROVAL_TIMEOUT); a rejection is remembered 10 minutes in `chrome.storage.session`, so a
  * worker restart does not forget it; an ask whose page goes is dropped by interrupting it (its window closes); an
@@ -118,7 +119,8 @@ const ask = Effect.fn("Approvals.ask")(function* (state: ApprovalsState, request
   const decision = yield* Deferred.make<Decision>()
   const open = state.pending
   if (open !== undefined) {
-    if (open.origin === origin && open.asksOrigin && request.askOrigin && request.path === undefined) {
+    const originOnly = request.askOrigin && request.path === undefined && request.manifest === undefined
+    if (open.origin === origin && open.asksOrigin && originOnly) {
       return yield* join(state, open, origin)
     }
     return yield* Effect.fail(PedelecError.fromCode("APPROVAL_PENDING", "extension", { details: { origin } }))
@@ -137,6 +139,7 @@ const ask = Effect.fn("Approvals.ask")(function* (state: ApprovalsState, request
   }
   if (request.askOrigin) yield* state.grants.approve(origin)
   if (request.path !== undefined) yield* state.grants.grantPath(origin, request.path)
+  if (request.manifest !== undefined) yield* state.grants.approveManifest(origin, request.manifest.approved)
 })
 
 const decide = Effect.fn("Approvals.decide")(function* (state: ApprovalsState, ticket: string, approve: boolean) {

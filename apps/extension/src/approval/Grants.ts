@@ -1,7 +1,8 @@
 /**
  * Grants — what the user has allowed, kept in `chrome.storage.local`: the approved origins, and per origin the
- * explicit workspace paths it may use (SPEC §12: a path is a second grant). Only this worker writes them, so a copy
- * is kept in memory after the first read. It does not ask the user (Approvals does) nor end sessions (Revocation).
+ * explicit workspace paths it may use (SPEC §12: a path is a second grant) and the manifest (guidance and tool index)
+ * its sessions were last approved with (Manifest). Only this worker writes them, so a copy is kept in memory after the
+ * first read. It does not ask the user (Approvals does) nor end sessions (Revocation).
  */
 import { Origin } from "@pedelec/contracts/Ids"
 import { AbsolutePath } from "@pedelec/contracts/Session"
@@ -11,19 +12,30 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Chrome } from "../browser/Chrome.ts"
+import { ApprovedManifest } from "./Manifest.ts"
 
 const STORAGE_KEY = "grants"
 
-/** The stored document: approved origins, each with the workspace paths granted to it. */
-const GrantsDocument = Schema.Struct({
-  origins: Schema.Record(Schema.String, Schema.Struct({ paths: Schema.Array(AbsolutePath) }))
+/** The stored document: approved origins, each with the workspace paths granted to it and its approved manifest. */
+const OriginDocument = Schema.Struct({
+  paths: Schema.Array(AbsolutePath),
+  manifest: Schema.optionalKey(ApprovedManifest)
 })
+const GrantsDocument = Schema.Struct({ origins: Schema.Record(Schema.String, OriginDocument) })
 type GrantsDocument = typeof GrantsDocument.Type
+
+interface OriginState {
+  readonly paths: Set<string>
+  manifest: ApprovedManifest | undefined
+}
 
 export interface OriginGrant {
   readonly origin: Origin
   readonly paths: ReadonlyArray<string>
+  readonly manifest: ApprovedManifest | undefined
 }
+
+const fresh = (): OriginState => ({ paths: new Set(), manifest: undefined })
 
 export class Grants extends Context.Service<
   Grants,
@@ -36,6 +48,10 @@ export class Grants extends Context.Service<
     /** Removes the origin's approval and every path granted to it. */
     readonly revokeOrigin: (origin: Origin) => Effect.Effect<void>
     readonly revokePath: (origin: Origin, path: string) => Effect.Effect<void>
+    /** The manifest the origin's sessions were last approved with; none before its first approved session. */
+    readonly manifestOf: (origin: Origin) => Effect.Effect<ApprovedManifest | undefined>
+    /** Also approves the origin, as a path does. */
+    readonly approveManifest: (origin: Origin, manifest: ApprovedManifest) => Effect.Effect<void>
     readonly list: Effect.Effect<ReadonlyArray<OriginGrant>>
   }
 >()("pedelec/extension/Grants") {
@@ -43,7 +59,7 @@ export class Grants extends Context.Service<
     Grants,
     Effect.gen(function* () {
       const chrome = yield* Chrome
-      let cache: Map<string, Set<string>> | undefined
+      let cache: Map<string, OriginState> | undefined
 
       // A stored value that does not decode (hand-edited, an older format) grants nothing: the user approves again.
       const load = Effect.gen(function* () {
@@ -52,23 +68,27 @@ export class Grants extends Context.Service<
         const document = Schema.decodeUnknownOption(GrantsDocument)(stored[STORAGE_KEY]).pipe(
           Option.getOrElse((): GrantsDocument => ({ origins: {} }))
         )
-        const loaded = new Map<string, Set<string>>()
-        for (const [origin, { paths }] of Object.entries(document.origins)) {
-          if (Schema.is(Origin)(origin)) loaded.set(origin, new Set(paths))
+        const loaded = new Map<string, OriginState>()
+        for (const [origin, { paths, manifest }] of Object.entries(document.origins)) {
+          if (Schema.is(Origin)(origin)) loaded.set(origin, { paths: new Set(paths), manifest })
         }
         // Another fiber may have loaded meanwhile; the first copy wins so no write is lost.
         cache ??= loaded
         return cache
       })
 
-      const save = (grants: Map<string, Set<string>>) => {
+      const save = (grants: Map<string, OriginState>) => {
+        const entry = ({ paths, manifest }: OriginState) => ({
+          paths: [...paths],
+          ...(manifest === undefined ? {} : { manifest })
+        })
         const document: GrantsDocument = {
-          origins: Object.fromEntries([...grants].map(([origin, paths]) => [origin, { paths: [...paths] }]))
+          origins: Object.fromEntries([...grants].map(([origin, state]) => [origin, entry(state)]))
         }
         return Effect.promise(() => chrome.local.set({ [STORAGE_KEY]: document }))
       }
 
-      const update = (change: (grants: Map<string, Set<string>>) => void) =>
+      const update = (change: (grants: Map<string, OriginState>) => void) =>
         Effect.flatMap(load, (grants) => {
           change(grants)
           return save(grants)
@@ -76,17 +96,17 @@ export class Grants extends Context.Service<
 
       return Grants.of({
         isApproved: (origin) => Effect.map(load, (grants) => grants.has(origin)),
-        hasPath: (origin, path) => Effect.map(load, (grants) => grants.get(origin)?.has(path) === true),
+        hasPath: (origin, path) => Effect.map(load, (grants) => grants.get(origin)?.paths.has(path) === true),
         approve: Effect.fn("Grants.approve")((origin: Origin) =>
           update((grants) => {
-            if (!grants.has(origin)) grants.set(origin, new Set())
+            if (!grants.has(origin)) grants.set(origin, fresh())
           })
         ),
         grantPath: Effect.fn("Grants.grantPath")((origin: Origin, path: string) =>
           update((grants) => {
-            const paths = grants.get(origin) ?? new Set()
-            paths.add(path)
-            grants.set(origin, paths)
+            const state = grants.get(origin) ?? fresh()
+            state.paths.add(path)
+            grants.set(origin, state)
           })
         ),
         revokeOrigin: Effect.fn("Grants.revokeOrigin")((origin: Origin) =>
@@ -96,12 +116,24 @@ export class Grants extends Context.Service<
         ),
         revokePath: Effect.fn("Grants.revokePath")((origin: Origin, path: string) =>
           update((grants) => {
-            grants.get(origin)?.delete(path)
+            grants.get(origin)?.paths.delete(path)
+          })
+        ),
+        manifestOf: (origin) => Effect.map(load, (grants) => grants.get(origin)?.manifest),
+        approveManifest: Effect.fn("Grants.approveManifest")((origin: Origin, manifest: ApprovedManifest) =>
+          update((grants) => {
+            const state = grants.get(origin) ?? fresh()
+            state.manifest = manifest
+            grants.set(origin, state)
           })
         ),
         list: Effect.map(load, (grants) =>
           [...grants]
-            .map(([origin, paths]) => ({ origin: origin as Origin, paths: [...paths].sort() }))
+            .map(([origin, state]) => ({
+              origin: origin as Origin,
+              paths: [...state.paths].sort(),
+              manifest: state.manifest
+            }))
             .sort((a, b) => a.origin.localeCompare(b.origin))
         )
       })

@@ -1,14 +1,17 @@
 /**
  * The approval window's script (approval.html). Shows what the worker put in the URL (origin, provider, workspace
- * path) and sends the user's decision back with the ticket. Approve stays disabled until the window has been visible
+ * path) and, for a session, the manifest its agent will be told (from `chrome.storage.session`, under this window's
+ * ticket: manifest-view draws it), and sends the user's decision back with the ticket. Approve stays disabled until the window has been visible
  * for APPROVE_DELAY_MS, counted again each time it comes to the front, so a click meant for the page cannot land on
  * it (click-jacking). Closing the window without a decision counts as Reject (the worker sees it close).
- * Element ids are stable for tests: `#approve`, `#reject`, `#origin`, `#details`, `#status`.
+ * Element ids are stable for tests: `#approve`, `#reject`, `#origin`, `#details`, `#manifest`, `#status`.
  */
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { UiResponse } from "../ui/UiMessages.ts"
 import { APPROVE_DELAY_MS } from "./ApprovalTimings.ts"
+import { MANIFEST_VIEW_KEY, ManifestView } from "./Manifest.ts"
+import { manifestBlock } from "./manifest-view.ts"
 
 const query = new URLSearchParams(location.search)
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
@@ -20,10 +23,29 @@ const askOrigin = query.get("askOrigin") === "true"
 const path = query.get("path")
 const method = query.get("method")
 
+const ticket = query.get("ticket") ?? ""
+
 element("origin").textContent = query.get("origin") ?? "(unknown site)"
-element("title").textContent = askOrigin
-  ? "Allow this site to use Pedelec?"
-  : "Allow this site to use a folder on this computer?"
+const title = (view: ManifestView | undefined) =>
+  askOrigin
+    ? "Allow this site to use Pedelec?"
+    : path !== null
+      ? "Allow this site to use a folder on this computer?"
+      : view?.change !== undefined
+        ? "This site changed what its agent will be told"
+        : "Allow what this site's agent will be told?"
+element("title").textContent = title(undefined)
+
+/** The manifest this window's ask carries, if it is this window's (a stale one from another ask is not shown). */
+const showManifest = async () => {
+  const read = (await chrome.storage.session.get(MANIFEST_VIEW_KEY))[MANIFEST_VIEW_KEY]
+  const decoded = Schema.decodeUnknownOption(ManifestView)(read)
+  if (decoded._tag === "None" || decoded.value.ticket !== ticket) return
+  const stored = decoded.value
+  element("title").textContent = title(stored)
+  element("manifest").replaceChildren(manifestBlock(stored.manifest, stored.change))
+}
+void showManifest()
 
 const details = element<HTMLDListElement>("details")
 const detail = (term: string, value: string | null, id: string) => {
@@ -74,7 +96,7 @@ const decide = async (approved: boolean) => {
   const answer = decodeResponse(
     await chrome.runtime.sendMessage({
       kind: "approval.decide",
-      ticket: query.get("ticket") ?? "",
+      ticket,
       approve: approved
     })
   )

@@ -46,7 +46,7 @@ const fromGlobal = (): ChromeApi => ({
       type: "popup",
       url: chrome.runtime.getURL(path),
       width: 440,
-      height: 560,
+      height: 640,
       focused: true
     })
     return window?.id

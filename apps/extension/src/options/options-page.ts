@@ -1,14 +1,17 @@
 /**
  * The options page's script (options.html, also the action popup): approved origins with Revoke, each origin's
- * granted workspace paths with Revoke, and Core's live sessions per origin. It only asks the worker (which owns the
+ * granted workspace paths with Revoke and the manifest its sessions were approved with (manifest-view), and Core's
+ * live sessions per origin. It only asks the worker (which owns the
  * grants and the native ports) and shows what it answers, decoded with Schema. Selectors are stable for tests:
  * `#origins li[data-origin]`, `button.revoke-origin[data-origin]`, `button.revoke-path[data-origin][data-path]`,
- * `#sessions li[data-session-id]`, `#sessions-error`, `#status`.
+ * `#origins li[data-origin] details.manifest-details`, `#sessions li[data-session-id]`, `#sessions-error`, `#status`.
  */
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import type { SessionInfo } from "@pedelec/contracts/Session"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import type { ApprovedManifest } from "../approval/Manifest.ts"
+import { manifestBlock } from "../approval/manifest-view.ts"
 import { type OptionsState, OptionsState as OptionsStateSchema, RevokeResult, UiResponse } from "../ui/UiMessages.ts"
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
@@ -80,10 +83,22 @@ const sessionLine = (session: SessionInfo) => {
   return li
 }
 
+/** The approved manifest, folded: a site's guidance and tools can be long. */
+const manifestDetails = (approved: ApprovedManifest) => {
+  const details = document.createElement("details")
+  details.className = "manifest-details"
+  const summary = document.createElement("summary")
+  const when = new Date(approved.approvedAt).toLocaleString()
+  const tools = approved.manifest.tools.length
+  summary.textContent = `What its agent is told: guidance and ${tools} tool${tools === 1 ? "" : "s"} (approved ${when})`
+  details.append(summary, manifestBlock(approved.manifest))
+  return details
+}
+
 const render = (state: OptionsState) => {
   origins.replaceChildren()
   element("no-origins").hidden = state.origins.length > 0
-  for (const { origin, paths, openPorts } of state.origins) {
+  for (const { origin, paths, openPorts, manifest } of state.origins) {
     const li = document.createElement("li")
     li.dataset.origin = origin
     const label = document.createElement("span")
@@ -110,6 +125,7 @@ const render = (state: OptionsState) => {
       }
       li.append(list)
     }
+    if (manifest !== undefined) li.append(manifestDetails(manifest))
     origins.append(li)
   }
   sessions.replaceChildren()

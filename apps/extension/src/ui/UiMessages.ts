@@ -9,6 +9,7 @@ import { Origin } from "@pedelec/contracts/Ids"
 import { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import { AbsolutePath, SessionInfo } from "@pedelec/contracts/Session"
 import * as Schema from "effect/Schema"
+import { ApprovedManifest } from "../approval/Manifest.ts"
 
 export const ApprovalDecision = Schema.Struct({
   kind: Schema.Literal("approval.decide"),
@@ -35,7 +36,14 @@ export const SessionsListing = Schema.Union([
 export type SessionsListing = typeof SessionsListing.Type
 
 export const OptionsState = Schema.Struct({
-  origins: Schema.Array(Schema.Struct({ origin: Origin, paths: Schema.Array(Schema.String), openPorts: Schema.Int })),
+  origins: Schema.Array(
+    Schema.Struct({
+      origin: Origin,
+      paths: Schema.Array(Schema.String),
+      openPorts: Schema.Int,
+      manifest: Schema.optionalKey(ApprovedManifest)
+    })
+  ),
   sessions: SessionsListing
 })
 export type OptionsState = typeof OptionsState.Type

@@ -70,7 +70,12 @@ const optionsState = Effect.fnUntraced(function* ({ grants, pagePorts, hostCalls
   const origins = yield* grants.list
   const open = yield* pagePorts.count
   const state: OptionsState = {
-    origins: origins.map(({ origin, paths }) => ({ origin, paths, openPorts: open.get(origin) ?? 0 })),
+    origins: origins.map(({ origin, paths, manifest }) => ({
+      origin,
+      paths,
+      openPorts: open.get(origin) ?? 0,
+      ...(manifest === undefined ? {} : { manifest })
+    })),
     sessions: yield* liveSessions(hostCalls, origins.length > 0)
   }
   return state

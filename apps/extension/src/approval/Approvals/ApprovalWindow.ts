@@ -1,13 +1,20 @@
 /**
- * Approvals/ApprovalWindow — the popup that asks: what it shows (read by approval.html from its URL; the worker
- * trusts only the ticket coming back), opening it (uninterruptibly, so no window outlives its ask unrecorded), closing
- * it, and closing one a stopped worker left open. Its id is kept in `chrome.storage.session` for that. What the
- * answer means is Approvals'.
+ * Approvals/ApprovalWindow — the popup that asks: what it shows (read by approval.html from its URL, and the manifest,
+ * too large for a URL, from `chrome.storage.session` under the ask's ticket; the worker trusts only the ticket coming
+ * back), opening it (uninterruptibly, so no window outlives its ask unrecorded), closing it, and closing one a stopped
+ * worker left open. Its id is kept in `chrome.storage.session` for that. What the answer means is Approvals'.
  */
 import type { Origin } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Effect from "effect/Effect"
 import type { ChromeApi } from "../../browser/Chrome.ts"
+import {
+  type ApprovedManifest,
+  changeBetween,
+  MANIFEST_VIEW_KEY,
+  type Manifest,
+  type ManifestView
+} from "../Manifest.ts"
 
 const WINDOW_KEY = "approvalWindow"
 
@@ -28,6 +35,8 @@ export interface ApprovalAsk {
   readonly provider?: string | undefined
   readonly model?: string | undefined
   readonly sessionId?: string | undefined
+  /** What the session's agent will be told (to approve), and what the origin's sessions were approved with before. */
+  readonly manifest?: { readonly approved: ApprovedManifest; readonly previous: Manifest | undefined } | undefined
 }
 
 /** The ask a window belongs to: its ticket, and the window once it is open. */
@@ -61,8 +70,15 @@ export const approvalUrl = (ticket: string, ask: ApprovalAsk): string => {
 
 export const closeWindow = (chrome: ChromeApi, windowId: number) =>
   Effect.promise(() => chrome.closeWindow(windowId).catch(() => undefined)).pipe(
-    Effect.andThen(Effect.promise(() => chrome.session.set({ [WINDOW_KEY]: null })))
+    Effect.andThen(Effect.promise(() => chrome.session.set({ [WINDOW_KEY]: null, [MANIFEST_VIEW_KEY]: null })))
   )
+
+const manifestView = (ticket: string, ask: ApprovalAsk): ManifestView | null => {
+  if (ask.manifest === undefined) return null
+  const { approved, previous } = ask.manifest
+  const change = previous === undefined ? undefined : changeBetween(previous, approved.manifest)
+  return { ticket, manifest: approved.manifest, ...(change === undefined ? {} : { change }) }
+}
 
 /** A window left open by a worker that stopped mid-ask can no longer be answered: close it. */
 export const closeStaleWindow = Effect.fnUntraced(function* (chrome: ChromeApi) {
@@ -72,7 +88,10 @@ export const closeStaleWindow = Effect.fnUntraced(function* (chrome: ChromeApi) 
 
 /** Uninterruptible: a window that opens after its ask was dropped would never be closed. */
 export const openWindow = (chrome: ChromeApi, slot: WindowSlot, ask: ApprovalAsk) =>
-  Effect.tryPromise(() => chrome.openPopup(approvalUrl(slot.ticket, ask))).pipe(
+  Effect.tryPromise(async () => {
+    await chrome.session.set({ [MANIFEST_VIEW_KEY]: manifestView(slot.ticket, ask) })
+    return chrome.openPopup(approvalUrl(slot.ticket, ask))
+  }).pipe(
     Effect.tap((windowId) =>
       Effect.suspend(() => {
         slot.windowId = windowId

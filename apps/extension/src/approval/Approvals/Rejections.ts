@@ -1,7 +1,7 @@
 /**
  * Approvals/Rejections — what the user turned down, remembered for REJECTION_MEMORY_MS in `chrome.storage.session`,
- * so a worker restart does not forget it: a rejected origin is refused outright, a rejected path only for that origin
- * and path. Whether to ask at all is Approvals'.
+ * so a worker restart does not forget it: a rejected origin is refused outright, a rejected path or manifest only for
+ * that origin with that path and manifest (another manifest asks again). Whether to ask at all is Approvals'.
  */
 import type { Origin } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -15,7 +15,9 @@ const REJECTIONS_KEY = "rejections"
 const Rejections = Schema.Record(Schema.String, Schema.Number)
 
 export const rejectionKey = (ask: ApprovalAsk): string =>
-  ask.askOrigin ? ask.origin : `${ask.origin} ${ask.path ?? ""}`
+  ask.askOrigin
+    ? ask.origin
+    : `${ask.origin} ${ask.path ?? ""}${ask.manifest === undefined ? "" : ` ${ask.manifest.approved.digest}`}`
 
 export const rejected = (origin: Origin, until: number) =>
   PedelecError.fromCode("APPROVAL_REJECTED", "extension", { details: { origin, retryAfter: until } })

@@ -10,10 +10,12 @@ import { SessionId } from "@pedelec/contracts/Ids"
 import type { ApprovalStatus, PageParams } from "@pedelec/contracts/link/PageLink"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Approvals } from "../../approval/Approvals.ts"
 import type { Grants } from "../../approval/Grants.ts"
+import { digestOf, manifestOf } from "../../approval/Manifest.ts"
 import type { Chrome } from "../../browser/Chrome.ts"
 import type { PageCall } from "../PageRequests.ts"
 import { type Forwarding, forward } from "./Forwarding.ts"
@@ -67,14 +69,20 @@ const createSession = Effect.fnUntraced(function* (context: PageMethodsContext, 
   const approved = yield* grants.isApproved(origin)
   const path = input.workspace?.path
   const pathGranted = path === undefined || (yield* grants.hasPath(origin, path))
-  if (!approved || !pathGranted) {
+  const manifest = manifestOf(input.skills)
+  const digest = yield* Effect.promise(() => digestOf(manifest))
+  const before = yield* grants.manifestOf(origin)
+  // What the agent will be told is approved too: a session bringing another manifest than the approved one asks.
+  if (!approved || !pathGranted || before?.digest !== digest) {
+    const approvedAt = yield* Clock.currentTimeMillis
     yield* approvals.ask({
       origin,
       method: "session.create",
       askOrigin: !approved,
       path: pathGranted ? undefined : path,
       provider: input.provider,
-      model: input.model
+      model: input.model,
+      manifest: { approved: { digest, manifest, approvedAt }, previous: before?.manifest }
     })
   }
   const session = yield* forward(forwarding, "session.create", params)

@@ -1,0 +1,127 @@
+// Consent the page cannot forge (issue 16), in real Chromium with the built extension, native host and Core: the
+// approval window shows what the agent will be told (the page's guidance and tool index), a later session with the
+// same manifest is not asked again, one whose guidance or tools changed asks again showing what changed, and the
+// options page shows each site's approved manifest. Screenshots of each window land in test/screenshots/.
+import { mkdir } from "node:fs/promises"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { Page } from "playwright-core"
+import { describe, expect, test } from "vitest"
+import { extensionUrl, nextApprovalWindow } from "../src/chain/Browser.ts"
+import { chainForFile } from "./harness.ts"
+
+const chain = chainForFile()
+const SCREENSHOTS = path.join(path.dirname(fileURLToPath(import.meta.url)), "screenshots")
+
+const shoot = async (page: Page, name: string) => {
+  await mkdir(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })
+}
+
+/** Starts a createSession with `skills` (the probe's, with changes) on `page`; resolves with its session id. */
+const create = (page: Page, change: { readonly guidance?: string; readonly extraTool?: boolean } = {}) =>
+  page.evaluate(
+    async ({ extensionId, change }) => {
+      const base = window.e2e.skills
+      const tools = change.extraTool
+        ? [
+            ...base.tools,
+            {
+              name: "erase",
+              description: "Erases the whole draft.",
+              argsSchema: { type: "object" as const },
+              annotations: { destructive: true, title: "Erase draft" }
+            }
+          ]
+        : base.tools
+      const session = await window.e2e
+        .client(extensionId)
+        .createSession({ skills: { guidance: change.guidance ?? base.guidance, tools } })
+      window.e2e.keep(session)
+      return session.sessionId
+    },
+    { extensionId: chain().extensionId, change }
+  )
+
+/** The window's manifest once drawn (it reads it from the extension after load). */
+const drawnManifest = async (window: Page) => {
+  await window.waitForLoadState("domcontentloaded")
+  await window.locator("#manifest .tools li[data-tool]").first().waitFor({ timeout: 10_000 })
+  return {
+    title: await window.locator("#title").textContent(),
+    guidance: await window.locator("#manifest .guidance").textContent(),
+    tools: await window
+      .locator("#manifest .tools li[data-tool]")
+      .evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.tool))
+  }
+}
+
+const approveShown = async (window: Page) => {
+  const approve = window.locator("#approve")
+  await expect.poll(() => approve.isEnabled(), { timeout: 10_000 }).toBe(true)
+  await approve.click()
+}
+
+describe("what the agent will be told is approved with the site", () => {
+  let page: Page
+
+  test("the first session's window shows the guidance and every tool the agent gets", async () => {
+    page = await chain().openPage(chain().origins.http)
+    const shown = nextApprovalWindow(chain().context, chain().extensionId)
+    const created = create(page)
+    const window = await shown
+    const manifest = await drawnManifest(window)
+    expect(manifest.title).toBe("Allow this site to use Pedelec?")
+    expect(manifest.guidance).toBe("Tools of the Pedelec E2E test page.")
+    expect(manifest.tools).toEqual(expect.arrayContaining(["add", "echo", "wait", "fail", "orphan", "blob"]))
+    await shoot(window, "approval-manifest")
+    await approveShown(window)
+    expect(await created).toMatch(/^[A-Za-z0-9_-]{22,}$/)
+  })
+
+  test("the same manifest again is not asked", async () => {
+    let asked = false
+    const onPage = (opened: Page) => {
+      if (opened.url().startsWith(extensionUrl(chain().extensionId, "approval.html"))) asked = true
+    }
+    chain().context.on("page", onPage)
+    try {
+      expect(await create(page)).toMatch(/^[A-Za-z0-9_-]{22,}$/)
+    } finally {
+      chain().context.off("page", onPage)
+    }
+    expect(asked).toBe(false)
+  })
+
+  test("a changed guidance and a new destructive tool ask again, saying what changed", async () => {
+    const shown = nextApprovalWindow(chain().context, chain().extensionId)
+    const created = create(page, { guidance: "Tools of the Pedelec E2E test page. Erase when asked.", extraTool: true })
+    const window = await shown
+    const manifest = await drawnManifest(window)
+    expect(manifest.title).toBe("This site changed what its agent will be told")
+    const change = await window.locator(".manifest-change").textContent()
+    expect(change).toContain("The guidance (below) is different.")
+    expect(change).toContain("New tools: erase.")
+    const erase = window.locator('#manifest .tools li[data-tool="erase"]')
+    expect(await erase.locator(".badge.destructive").textContent()).toBe("can change or delete your data")
+    expect(await erase.locator(".badge.changed").textContent()).toBe("new")
+    await shoot(window, "approval-manifest-changed")
+    await approveShown(window)
+    expect(await created).toMatch(/^[A-Za-z0-9_-]{22,}$/)
+  })
+
+  test("the options page shows the site's approved manifest", async () => {
+    const options = await chain().context.newPage()
+    await options.goto(extensionUrl(chain().extensionId, "options.html"))
+    const site = options.locator(`#origins li[data-origin="${chain().origins.http}"]`)
+    const details = site.locator("details.manifest-details")
+    await details.locator("summary").click({ timeout: 10_000 })
+    const tools = await details
+      .locator(".tools li[data-tool]")
+      .evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.tool))
+    expect(tools).toContain("erase")
+    expect(await details.locator(".guidance").textContent()).toContain("Erase when asked.")
+    await shoot(options, "options-manifest")
+    await options.close()
+  })
+})
