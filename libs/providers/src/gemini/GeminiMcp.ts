@@ -17,14 +17,13 @@
  * redacts). The agent can write workspace files, so the file is written again before each turn: an edit the agent
  * made to point `pedelec` at another command never reaches the next gemini.
  */
-import { lstatSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs"
 import path from "node:path"
-import * as Effect from "effect/Effect"
 import {
   PEDELEC_MCP_ENV_VARS,
   PEDELEC_MCP_NAME,
   PEDELEC_MCP_TOOL_TIMEOUT_MS,
-  type PedelecMcpServer
+  type PedelecMcpServer,
+  workspaceMcpFile
 } from "../PedelecMcp.ts"
 
 /** The settings file's content: the server, its variables by name, trusted (headless gemini cannot ask) and slow. */
@@ -44,59 +43,9 @@ export const geminiMcpSettings = (server: PedelecMcpServer) => ({
 /** The workspace's settings file gemini reads (its project tier). */
 export const geminiWorkspaceSettings = (workspace: string) => path.join(workspace, ".gemini", "settings.json")
 
-export interface GeminiMcpFile {
-  /** Writes the file again (before a turn); false when it could not be written, and that turn has no server. */
-  readonly refresh: () => boolean
-}
-
-/** Whether `dir` is a real folder (not a symlink the agent may have put in its place). */
-const isRealDir = (dir: string) => lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === true
-
-/**
- * Replaces whatever is at the file's place with Pedelec's content, never writing through a symlink: the agent may
- * have turned `.gemini` or the file into one pointing at a file of the user's.
- */
-const writeFresh = (workspace: string, content: string): boolean => {
-  const dir = path.join(workspace, ".gemini")
-  const file = geminiWorkspaceSettings(workspace)
-  try {
-    if (!isRealDir(dir)) {
-      rmSync(dir, { force: true })
-      mkdirSync(dir)
-    }
-    rmSync(file, { force: true })
-    writeFileSync(file, content, { mode: 0o600, flag: "wx" })
-    return true
-  } catch {
-    rmSync(file, { force: true })
-    return false
-  }
-}
-
-/** Removes Pedelec's file, and the folder when gemini left nothing else there; a symlink in its place just goes. */
-const removeOwned = (workspace: string) => {
-  const dir = path.join(workspace, ".gemini")
-  if (!isRealDir(dir)) return rmSync(dir, { force: true })
-  rmSync(geminiWorkspaceSettings(workspace), { force: true })
-  try {
-    rmdirSync(dir)
-  } catch {
-    // gemini (or the agent) left something else there: the folder stays.
-  }
-}
-
 /**
  * The session's settings file for `server`, removed with the session's scope; undefined when there is no server or
  * the workspace has a `.gemini` folder of its own (then the session has no MCP server).
  */
 export const geminiMcpFile = (workspace: string, server: PedelecMcpServer | undefined) =>
-  Effect.acquireRelease(
-    Effect.sync((): GeminiMcpFile | undefined => {
-      if (server === undefined || lstatSync(path.join(workspace, ".gemini"), { throwIfNoEntry: false }) !== undefined)
-        return undefined
-      const content = `${JSON.stringify(geminiMcpSettings(server), null, 2)}\n`
-      const refresh = () => writeFresh(workspace, content)
-      return refresh() ? { refresh } : undefined
-    }),
-    (owned) => Effect.sync(() => (owned === undefined ? undefined : removeOwned(workspace)))
-  )
+  workspaceMcpFile(workspace, ".gemini", "settings.json", server && geminiMcpSettings(server))

@@ -4,13 +4,18 @@
  * double that replays a hand-written fixture (what it was given on argv and stdin is checked), fails on stderr the
  * way the docs describe, or hangs until cancelled.
  */
-import { chmodSync, readFileSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { CURSOR_EFFORT_ALLOW_LIST, cursorArgs, makeCursorAdapter } from "../../src/cursor/CursorAdapter.ts"
+import {
+  CURSOR_EFFORT_ALLOW_LIST,
+  cursorArgs,
+  cursorMcpConfig,
+  makeCursorAdapter
+} from "../../src/cursor/CursorAdapter.ts"
 import { cancelLeavesNoProcess, sessionOptions, tempDir } from "../support.ts"
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/cursor")
@@ -21,6 +26,7 @@ const STUB = `#!/bin/sh
 if [ "$1" = "--version" ]; then echo "2026.08.04-aaa8809"; exit 0; fi
 printf '%s\\n' "$@" > "$STUB_DIR/argv"
 cat > "$STUB_DIR/stdin"
+if [ -f .cursor/mcp.json ]; then cp .cursor/mcp.json "$STUB_DIR/mcp.json"; fi
 env > "$STUB_DIR/env"
 if [ "$STUB_MODE" = "hang" ]; then head -n 1 "$STUB_FIXTURE"; sleep 60 & echo $! > "$STUB_DIR/child"; wait; fi
 if [ "$STUB_MODE" = "crash" ]; then echo "boom" >&2; exit 1; fi
@@ -35,11 +41,18 @@ const withStub = (command = "cursor-agent") =>
     writeFileSync(path.join(bin, command), STUB)
     chmodSync(path.join(bin, command), 0o755)
     const adapter = makeCursorAdapter({ env: { PATH: bin, HOME: bin } })
-    const start = (fixture: string, mode = "replay") =>
+    const start = (fixture: string, mode = "replay", fullAccess = false) =>
       adapter.start(
         sessionOptions({
           workspace,
-          env: { STUB_DIR: bin, STUB_FIXTURE: path.join(fixtures, fixture), STUB_MODE: mode, PEDELEC_THREAD_ID: "t1" }
+          fullAccess,
+          env: {
+            STUB_DIR: bin,
+            STUB_FIXTURE: path.join(fixtures, fixture),
+            STUB_MODE: mode,
+            PEDELEC_THREAD_ID: "t1",
+            PATH: `${bin}:/usr/bin:/bin`
+          }
         })
       )
     return { bin, workspace, adapter, start }
@@ -63,6 +76,31 @@ describe("CursorAdapter invocation", () => {
     ])
     assert.notInclude(cursorArgs(sessionOptions(), turn), "--force")
     assert.notInclude(args, "--approve-mcps")
+  })
+
+  it("the pedelec server (docs only): --approve-mcps with full access and Pedelec's .cursor/mcp.json, never else", () => {
+    assert.deepStrictEqual(cursorArgs(sessionOptions({ fullAccess: true }), turn, true).slice(7), [
+      ...["--force", "--sandbox", "disabled", "--approve-mcps"]
+    ])
+    assert.notInclude(cursorArgs(sessionOptions(), turn, true), "--approve-mcps")
+    assert.deepStrictEqual(cursorMcpConfig({ command: "/opt/pedelec/bin/pedelec-cli", args: ["mcp"] }), {
+      mcpServers: {
+        pedelec: {
+          command: "/opt/pedelec/bin/pedelec-cli",
+          args: ["mcp"],
+          env: {
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: cursor's own interpolation, not JavaScript's
+            PEDELEC_THREAD_ID: "${env:PEDELEC_THREAD_ID}",
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: cursor's own interpolation, not JavaScript's
+            PEDELEC_SESSION_CAP: "${env:PEDELEC_SESSION_CAP}",
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: cursor's own interpolation, not JavaScript's
+            PEDELEC_HOME: "${env:PEDELEC_HOME}",
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: cursor's own interpolation, not JavaScript's
+            PATH: "${env:PATH}"
+          }
+        }
+      }
+    })
   })
 
   it("no effort tokens: cursor's reasoning level is part of the model", () => {
@@ -108,6 +146,33 @@ describe("CursorAdapter detection and processes", () => {
       assert.include(argv, "stream-json")
       assert.strictEqual(argv[argv.indexOf("--workspace") + 1], workspace)
       assert.include(readFileSync(path.join(bin, "env"), "utf8"), "PEDELEC_THREAD_ID=t1")
+    })
+  )
+
+  it.live("full access with pedelec-cli on PATH: the workspace's .cursor/mcp.json during the turn, gone after", () =>
+    Effect.gen(function* () {
+      const { bin, workspace, start } = yield* withStub()
+      writeFileSync(path.join(bin, "pedelec-cli"), "#!/bin/sh\n")
+      chmodSync(path.join(bin, "pedelec-cli"), 0o755)
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const sp = yield* start("delta-turn.jsonl", "replay", true)
+          yield* Stream.runDrain(sp.send(turn))
+        })
+      )
+      assert.include(readFileSync(path.join(bin, "argv"), "utf8").split("\n"), "--approve-mcps")
+      const config = JSON.parse(readFileSync(path.join(bin, "mcp.json"), "utf8"))
+      assert.deepStrictEqual(config, cursorMcpConfig({ command: path.join(bin, "pedelec-cli"), args: ["mcp"] }))
+      assert.isFalse(existsSync(path.join(workspace, ".cursor")))
+      // Least privilege: no file and no approval, whatever is on PATH.
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const sp = yield* start("delta-turn.jsonl")
+          yield* Stream.runDrain(sp.send(turn))
+          assert.isFalse(existsSync(path.join(workspace, ".cursor")))
+        })
+      )
+      assert.notInclude(readFileSync(path.join(bin, "argv"), "utf8").split("\n"), "--approve-mcps")
     })
   )
 
