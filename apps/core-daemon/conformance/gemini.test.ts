@@ -16,5 +16,6 @@ describeLiveProvider({
   // gemini saves no session whose first turn failed; the adapter reports the id only with a success, so the next
   // turn of the same Pedelec session starts afresh instead of resuming nothing.
   errorScenario: "same-session",
-  checksSignIn: false
+  checksSignIn: false,
+  mcpToolName: (name) => `mcp_pedelec_${name}`
 })

@@ -15,5 +15,6 @@ describeLiveProvider({
   testTimeoutMs: 240_000,
   processName: "opencode",
   errorScenario: "same-session",
-  checksSignIn: false
+  checksSignIn: false,
+  mcpToolName: (name) => `pedelec_${name}`
 })
