@@ -1,7 +1,8 @@
 /**
  * ToolCatalog — one session's tools as Core keeps them: each manifest entry compiled into its spec and argument
- * validator (a `pattern` re2js cannot compile is `TOOLS_MANIFEST_INVALID` with its pointer), the per-tool spec
- * files under `.pedelec-runtime/skills/`, and the line an agent gets for an outcome (a large result as a file).
+ * validator (a `pattern` re2js cannot compile is `TOOLS_MANIFEST_INVALID` with its pointer; descriptions and titles
+ * with only their visible characters, Untrusted), the per-tool spec files under `.pedelec-runtime/skills/`, and the
+ * line an agent gets for an outcome (a large result as a file; the result's bytes as the page sent them).
  * Routing calls is ToolRouter's.
  */
 import { mkdir, writeFile } from "node:fs/promises"
@@ -11,14 +12,19 @@ import type { ToolSpec, ToolSummary } from "@pedelec/contracts/node/AgentLink"
 import { type ArgsValidator, makeArgsValidator } from "@pedelec/contracts/node/ArgsValidator"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
-import { type Skills, TOOL_LIMITS, type ToolOutcome } from "@pedelec/contracts/Tool"
+import { type Skills, TOOL_LIMITS, type ToolAnnotations, type ToolOutcome } from "@pedelec/contracts/Tool"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import { visibleText } from "./Untrusted.ts"
 
 export interface Tool {
   readonly spec: ToolSpec
   readonly validator: ArgsValidator
 }
+
+/** The title an agent reads, without the characters a person reviewing it would not see (Untrusted). */
+const visibleAnnotations = (annotations: ToolAnnotations): ToolAnnotations =>
+  annotations.title === undefined ? annotations : { ...annotations, title: visibleText(annotations.title) }
 
 /** Validates every tool's argsSchema beyond its shape (patterns compile under re2js) and builds the tool table. */
 export const compileTools = (skills: Skills | undefined): Result.Result<ReadonlyMap<string, Tool>, PedelecError> => {
@@ -35,10 +41,10 @@ export const compileTools = (skills: Skills | undefined): Result.Result<Readonly
     }
     const spec: ToolSpec = {
       name: manifest.name,
-      description: manifest.description,
+      description: visibleText(manifest.description),
       timeoutMs: manifest.timeoutMs ?? TOOL_LIMITS.defaultTimeoutMs,
       argsSchema: manifest.argsSchema,
-      ...(manifest.annotations ? { annotations: manifest.annotations } : {})
+      ...(manifest.annotations ? { annotations: visibleAnnotations(manifest.annotations) } : {})
     }
     tools.set(manifest.name, { spec, validator: validator.success })
   }
