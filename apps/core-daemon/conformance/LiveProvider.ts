@@ -4,7 +4,9 @@
 // PEDELEC_SESSION_CAP reached it); for a CLI given the `pedelec` MCP server, the same call as an MCP tool (the
 // scripted model calls the name the CLI offers it); a resumed turn that keeps its context (the server's log shows the
 // history); a model error with its code and a good turn after it; a cancel during a long tool call that leaves no
-// process; an end during a pending tool call that is over within 1 s (EndDuringCall.ts). Each provider's file only
+// process, and for a CLI with the MCP server the same during a call through MCP (the page is told the call was
+// cancelled; neither the CLI nor pedelec-cli mcp is left); an end during a pending tool call that is over within 1 s
+// (EndDuringCall.ts). Each provider's file only
 // says how its CLI is pointed at the server and what it cannot do.
 // An adapter that keeps its CLI warm also shows that two turns of a session run in one process, and that the turn
 // after a cancel resumes the conversation in a new one.
@@ -243,7 +245,7 @@ export const describeLiveProvider = (provider: LiveProvider) =>
             const marker = `warm-marker-${provider.code}`
             expect((yield* turn(`TEXT[noted]END ${marker}`)).reason).toBe("completed")
             const before = yield* cliPids(sessionId)
-            const text = shellToolCall(sessionId, "wait", "{}")
+            const text = provider.toolCall?.directive("wait", "{}") ?? shellToolCall(sessionId, "wait", "{}")
             const { turnId } = yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text })
             yield* events.next(isType("tool_call"), provider.turnTimeoutMs)
             expect((yield* client["session.cancel"]({ origin: ORIGIN, sessionId })).cancelled).toBe(true)
@@ -310,6 +312,36 @@ export const describeLiveProvider = (provider: LiveProvider) =>
           expect(left).toEqual([])
         })
       ))
+
+    if (mcpToolName !== undefined) {
+      it("cancel during a long page tool call through MCP: the page sees it cancelled, no CLI or pedelec-cli mcp left", () =>
+        live(
+          Effect.gen(function* () {
+            const { client, sessionId, events } = yield* session
+            const text = `TOOL[${mcpToolName("wait")}]ARGS[{}]END`
+            const { turnId } = yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text })
+            const call = yield* events.next(isType("tool_call"), provider.turnTimeoutMs)
+            expect(call.tool).toBe("wait")
+            const running = (yield* Effect.promise(() => sessionProcesses(sessionId))).map((p) => p.argv.join(" "))
+            expect(running.some((argv) => argv.includes(provider.processName))).toBe(true)
+            expect(running.some((argv) => argv.includes("pedelec-cli mcp"))).toBe(true)
+            expect((yield* client["session.cancel"]({ origin: ORIGIN, sessionId })).cancelled).toBe(true)
+            // What the page's handler is told: stop, this call was cancelled.
+            const cancelled = yield* events.next(isType("tool_call_cancelled"), 30_000)
+            expect([cancelled.toolCallId, cancelled.reason]).toEqual([call.toolCallId, "TOOL_CANCELLED"])
+            expect((yield* events.next(completionOf(turnId), 30_000)).reason).toBe("cancelled")
+            const left = yield* Effect.promise(() =>
+              waitUntil(
+                "every process of the session to die",
+                () => sessionProcesses(sessionId),
+                (alive) => alive.length === 0,
+                15_000
+              )
+            )
+            expect(left).toEqual([])
+          })
+        ))
+    }
 
     itEndsDuringPendingCall({
       code: provider.code,
