@@ -1,5 +1,5 @@
 // Builds the extension into a folder: the static files (manifest, HTML, CSS, icons) copied, and one ESM bundle per
-// entry (the service worker, the approval window, the options page). build.ts runs it for the unpacked dev build
+// entry (the service worker, the approval window, the confirmation window, the options page). build.ts runs it for the unpacked dev build
 // (with source maps), package.ts for the store zip (without). What goes into the zip is store-zip.ts's.
 import { cp, mkdir, readFile, rm } from "node:fs/promises"
 import path from "node:path"
@@ -24,6 +24,7 @@ export const bundleExtension = async (outDir: string, options: BundleOptions): P
     entryPoints: {
       "service-worker": path.join(projectRoot, "src/service-worker.ts"),
       approval: path.join(projectRoot, "src/approval/approval-page.ts"),
+      confirm: path.join(projectRoot, "src/confirm/confirm-page.ts"),
       options: path.join(projectRoot, "src/options/options-page.ts")
     },
     outdir: outDir,

@@ -7,6 +7,7 @@ import * as Layer from "effect/Layer"
 import { Approvals } from "./approval/Approvals.ts"
 import { Grants } from "./approval/Grants.ts"
 import type { Chrome } from "./browser/Chrome.ts"
+import { Confirmations } from "./confirm/Confirmations.ts"
 import { HostCalls } from "./host/HostCalls.ts"
 import { NativeLink } from "./host/NativeLink.ts"
 import { Revocation } from "./options/Revocation.ts"
@@ -19,6 +20,7 @@ export type WorkerServices =
   | Grants
   | NativeLink
   | Approvals
+  | Confirmations
   | HostCalls
   | PageConnection
   | PagePorts
@@ -27,7 +29,7 @@ export type WorkerServices =
 
 export const workerLayer = (chrome: Layer.Layer<Chrome>): Layer.Layer<WorkerServices> => {
   const storage = Layer.mergeAll(Grants.layer, NativeLink.layer).pipe(Layer.provideMerge(chrome))
-  const approvals = Approvals.layer.pipe(Layer.provideMerge(storage))
+  const approvals = Layer.mergeAll(Approvals.layer, Confirmations.layer).pipe(Layer.provideMerge(storage))
   const hostCalls = HostCalls.layer.pipe(Layer.provideMerge(approvals))
   const pages = PageConnection.layer.pipe(Layer.provideMerge(hostCalls))
   const ports = PagePorts.layer.pipe(Layer.provideMerge(pages))

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { Approvals } from "./approval/Approvals.ts"
 import { Chrome } from "./browser/Chrome.ts"
+import { Confirmations } from "./confirm/Confirmations.ts"
 import { PagePorts } from "./page/PagePorts.ts"
 import { PortMailbox } from "./page/PortMailbox.ts"
 import { UiRequests } from "./ui/UiRequests.ts"
@@ -37,6 +38,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 
 chrome.windows.onRemoved.addListener((windowId) => {
   runtime.runFork(Approvals.use((approvals) => approvals.windowClosed(windowId)))
+  runtime.runFork(Confirmations.use((confirmations) => confirmations.windowClosed(windowId)))
 })
 
 /**

@@ -9,8 +9,7 @@ import { Grants } from "../src/approval/Grants.ts"
 import { Chrome } from "../src/browser/Chrome.ts"
 import { PagePorts } from "../src/page/PagePorts.ts"
 import { PortMailbox } from "../src/page/PortMailbox.ts"
-import type { UiRequests } from "../src/ui/UiRequests.ts"
-import { workerLayer } from "../src/WorkerLayer.ts"
+import { type WorkerServices, workerLayer } from "../src/WorkerLayer.ts"
 import { FakeChromeApi, type FakeWorkerPort, waitUntil } from "./FakeChromeApi.ts"
 
 export const A = "https://a.example" as Origin
@@ -41,7 +40,7 @@ export const chat = (sessionId: string, seq: number) => ({
 
 export type Posted = Record<string, unknown> & { kind: string; id?: string; ok?: boolean; error?: { code: string } }
 
-export const run = <A, E>(body: (fake: FakeChromeApi) => Effect.Effect<A, E, PagePorts | Grants | UiRequests>) => {
+export const run = <A, E>(body: (fake: FakeChromeApi) => Effect.Effect<A, E, WorkerServices>) => {
   const fake = new FakeChromeApi()
   return body(fake).pipe(Effect.provide(workerLayer(Chrome.layerWith(fake))))
 }
@@ -64,7 +63,14 @@ export const responseTo = (port: FakeWorkerPort, id: string) =>
     return posted(port).find((m) => m.kind === "response" && m.id === id)!
   })
 export const hostRequests = (native: FakeWorkerPort) =>
-  native.posted as Array<{ kind: string; id: string; origin?: string; method: string; params: Record<string, unknown> }>
+  native.posted as Array<{
+    kind: string
+    id: string
+    origin?: string
+    method: string
+    params: Record<string, unknown>
+    textRefs?: true
+  }>
 export const lastHostRequest = (native: FakeWorkerPort, method: string) =>
   Effect.gen(function* () {
     yield* waitUntil(() => hostRequests(native).some((r) => r.method === method), `a ${method} to the host`)

@@ -6,6 +6,7 @@
  */
 import { type Skills, ToolAnnotations, ToolName, ToolTimeoutMs } from "@pedelec/contracts/Tool"
 import * as Schema from "effect/Schema"
+import { canonicalJson, sha256Hex } from "./Digest.ts"
 
 export const ManifestTool = Schema.Struct({
   name: ToolName,
@@ -55,26 +56,12 @@ export const manifestOf = (skills: Skills | undefined): Manifest => ({
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 })
 
-/** JSON with every object's keys sorted: the same manifest always hashes the same, however it was written. */
-const canonical = (value: unknown): string => {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value).filter(([, item]) => item !== undefined)
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(",")}}`
-  }
-  return JSON.stringify(value)
-}
-
-/** The manifest's SHA-256, hex. */
-export const digestOf = async (manifest: Manifest): Promise<string> => {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical(manifest))))
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
-}
+/** The manifest's SHA-256, hex, over its canonical JSON (the same however the page ordered its keys). */
+export const digestOf = (manifest: Manifest): Promise<string> => sha256Hex(canonicalJson(manifest))
 
 export const changeBetween = (before: Manifest, after: Manifest): ManifestChange => {
-  const old = new Map(before.tools.map((tool) => [tool.name, canonical(tool)]))
-  const now = new Map(after.tools.map((tool) => [tool.name, canonical(tool)]))
+  const old = new Map(before.tools.map((tool) => [tool.name, canonicalJson(tool)]))
+  const now = new Map(after.tools.map((tool) => [tool.name, canonicalJson(tool)]))
   return {
     guidanceChanged: before.guidance !== after.guidance,
     added: [...now.keys()].filter((name) => !old.has(name)),

@@ -8,8 +8,8 @@
  */
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import { armAfterDelay } from "../ui/ArmDelay.ts"
 import { UiResponse } from "../ui/UiMessages.ts"
-import { APPROVE_DELAY_MS } from "./ApprovalTimings.ts"
 import { MANIFEST_VIEW_KEY, ManifestView } from "./Manifest.ts"
 import { manifestBlock } from "./manifest-view.ts"
 
@@ -75,18 +75,7 @@ if (path !== null) {
     "The agent will work directly in this folder and can read and change every file in it. Approve only if you trust this site with it."
 }
 
-// Re-armed whenever the window comes (back) to the front, the moment a stray click could land on it.
-let timer: ReturnType<typeof setTimeout> | undefined
-const arm = () => {
-  clearTimeout(timer)
-  approve.disabled = true
-  timer = setTimeout(() => {
-    approve.disabled = document.visibilityState !== "visible"
-  }, APPROVE_DELAY_MS)
-}
-window.addEventListener("focus", arm)
-document.addEventListener("visibilitychange", arm)
-arm()
+armAfterDelay([approve])
 
 const decodeResponse = Schema.decodeUnknownExit(UiResponse)
 

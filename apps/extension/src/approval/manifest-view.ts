@@ -20,6 +20,8 @@ const badgesOf = (tool: ManifestTool): Array<[className: string, text: string]> 
   const annotations: Readonly<Record<string, unknown>> = tool.annotations ?? {}
   const badges: Array<[string, string]> = []
   if (annotations.destructive === true) badges.push(["destructive", "can change or delete your data"])
+  if (annotations.requiresConfirmation === true || annotations.destructive === true)
+    badges.push(["confirm", "asks you before each run"])
   if (annotations.readOnly === true) badges.push(["read-only", "read-only"])
   if (annotations.idempotent === true) badges.push(["", "safe to repeat"])
   badges.push(["", `times out after ${seconds(tool.timeoutMs ?? 60_000)}`])

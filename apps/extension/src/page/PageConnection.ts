@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import { Approvals } from "../approval/Approvals.ts"
 import { Grants } from "../approval/Grants.ts"
 import { Chrome, type PortLike } from "../browser/Chrome.ts"
+import { Confirmations } from "../confirm/Confirmations.ts"
 import { NativeLink } from "../host/NativeLink.ts"
 import { makeForwarding } from "./PageConnection/Forwarding.ts"
 import { dispatch, type PageMethodsContext } from "./PageConnection/Methods.ts"
@@ -39,6 +40,7 @@ interface Services {
   readonly grants: Grants["Service"]
   readonly approvals: Approvals["Service"]
   readonly nativeLink: NativeLink["Service"]
+  readonly confirmations: Confirmations["Service"]
 }
 
 export class PageConnection extends Context.Service<
@@ -55,7 +57,8 @@ export class PageConnection extends Context.Service<
         chrome: yield* Chrome,
         grants: yield* Grants,
         approvals: yield* Approvals,
-        nativeLink: yield* NativeLink
+        nativeLink: yield* NativeLink,
+        confirmations: yield* Confirmations
       }
       return PageConnection.of({
         open: Effect.fn("PageConnection.open")(function* (port: PortLike, origin: Origin) {
@@ -74,7 +77,7 @@ const open = (services: Services, port: PortLike, origin: Origin, portScope: Sco
       // The page went away; its onDisconnect closes this connection.
     }
   }
-  const forwarding = makeForwarding(origin, portScope, services.nativeLink, post)
+  const forwarding = makeForwarding(origin, portScope, services.nativeLink, post, services.confirmations.screen)
   const context: PageMethodsContext = { ...services, forwarding, claims: new Set() }
 
   const handle = (message: unknown) => {

@@ -17,6 +17,13 @@ export const ApprovalDecision = Schema.Struct({
   approve: Schema.Boolean
 })
 
+/** The confirmation window's answer for the call its ticket names (confirm/Confirmations). */
+export const ConfirmDecision = Schema.Struct({
+  kind: Schema.Literal("confirm.decide"),
+  ticket: Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_-]{1,64}$/)),
+  decision: Schema.Literals(["once", "session", "deny"])
+})
+
 export const OptionsStateRequest = Schema.Struct({ kind: Schema.Literal("options.state") })
 export const RevokeOriginRequest = Schema.Struct({ kind: Schema.Literal("origin.revoke"), origin: Origin })
 export const RevokePathRequest = Schema.Struct({
@@ -25,7 +32,13 @@ export const RevokePathRequest = Schema.Struct({
   path: AbsolutePath
 })
 
-export const UiRequest = Schema.Union([ApprovalDecision, OptionsStateRequest, RevokeOriginRequest, RevokePathRequest])
+export const UiRequest = Schema.Union([
+  ApprovalDecision,
+  ConfirmDecision,
+  OptionsStateRequest,
+  RevokeOriginRequest,
+  RevokePathRequest
+])
 export type UiRequest = typeof UiRequest.Type
 
 /** Core's sessions as the options page shows them, or why they could not be listed. */

@@ -1,6 +1,6 @@
 /**
  * UiRequests — serves the extension's own UI pages (UiMessages): the approval window's decision (accepted only from
- * approval.html, and only for the pending ticket), and the options page's listing and revocations (only from
+ * approval.html, and only for the pending ticket), the confirmation window's answer (only from confirm.html), and the options page's listing and revocations (only from
  * options.html). Every message is decoded with Schema first; service-worker.ts has already checked that it comes from
  * this extension. Listing sessions asks Core only when some origin is approved: with none, no page may have any.
  */
@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { Approvals } from "../approval/Approvals.ts"
 import { Grants } from "../approval/Grants.ts"
+import { Confirmations } from "../confirm/Confirmations.ts"
 import { HostCalls } from "../host/HostCalls.ts"
 import { Revocation } from "../options/Revocation.ts"
 import { PagePorts } from "../page/PagePorts.ts"
@@ -34,6 +35,7 @@ export class UiRequests extends Context.Service<
     Effect.gen(function* () {
       const services: Services = {
         approvals: yield* Approvals,
+        confirmations: yield* Confirmations,
         grants: yield* Grants,
         hostCalls: yield* HostCalls,
         revocation: yield* Revocation,
@@ -46,6 +48,7 @@ export class UiRequests extends Context.Service<
 
 interface Services {
   readonly approvals: Approvals["Service"]
+  readonly confirmations: Confirmations["Service"]
   readonly grants: Grants["Service"]
   readonly hostCalls: HostCalls["Service"]
   readonly revocation: Revocation["Service"]
@@ -91,6 +94,13 @@ const handle = Effect.fn("UiRequests.handle")(function* (services: Services, mes
     return accepted
       ? answered({ accepted })
       : refused("This approval request is no longer waiting (it was answered, timed out, or its page closed).")
+  }
+  if (request.kind === "confirm.decide") {
+    if (senderPath !== "/confirm.html") return refused("Only the confirmation window answers a tool call.")
+    const accepted = yield* services.confirmations.decide(request.ticket, request.decision)
+    return accepted
+      ? answered({ accepted })
+      : refused("This tool call is no longer waiting (it was answered, timed out or cancelled).")
   }
   if (senderPath !== "/options.html") return refused("Only the options page manages approvals.")
   switch (request.kind) {

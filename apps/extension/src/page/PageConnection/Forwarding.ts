@@ -4,8 +4,12 @@
  * (`n0`, `n1`, …) and mapped back, so a page's ids can never collide with another request or a subscription. Host
  * messages go back to this page only: responses to their request, events of its subscriptions. A native disconnect
  * answers every pending request and tells every subscription (PageNotice) with NATIVE_HOST_UNAVAILABLE /
- * NATIVE_CONNECTION_CLOSED; the next request reconnects. Which requests may be forwarded is PageConnection/Methods'.
+ * NATIVE_CONNECTION_CLOSED; the next request reconnects. An event `screen` takes (a destructive call waiting on the
+ * user's yes: confirm/Confirmations) does not reach the page from here. Which requests may be forwarded is
+ * PageConnection/Methods'.
  */
+
+import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, RequestId, SessionId } from "@pedelec/contracts/Ids"
 import type { HostMethod, HostRequest } from "@pedelec/contracts/link/HostLink"
 import type { ExtensionToPage } from "@pedelec/contracts/link/PageLink"
@@ -25,6 +29,8 @@ export interface Forwarding {
   readonly nativeLink: NativeLink["Service"]
   /** Posts to the page; a port that is already gone is ignored. */
   readonly post: (message: ExtensionToPage) => void
+  /** True when it takes the event from the page (it delivers it later, or never). */
+  readonly screen: (forwarding: Forwarding, event: SessionEvent) => boolean
   native: { readonly link: NativeLinkHandle; readonly scope: Scope.Closeable } | undefined
   nextId: number
   readonly inflight: Map<string, Answer>
@@ -36,12 +42,14 @@ export const makeForwarding = (
   origin: Origin,
   portScope: Scope.Scope,
   nativeLink: NativeLink["Service"],
-  post: (message: ExtensionToPage) => void
+  post: (message: ExtensionToPage) => void,
+  screen: Forwarding["screen"] = () => false
 ): Forwarding => ({
   origin,
   portScope,
   nativeLink,
   post,
+  screen,
   native: undefined,
   nextId: 0,
   inflight: new Map(),
@@ -67,7 +75,7 @@ const onMessage = (forwarding: Forwarding) => (message: HostMessage) => {
       const sessionId = subscriptions.get(message.subscription)
       // An event of another session on this subscription would leak it to a page that did not ask for it.
       if (sessionId !== undefined && message.event.sessionId === sessionId) {
-        post({ kind: "event", event: message.event })
+        if (!forwarding.screen(forwarding, message.event)) post({ kind: "event", event: message.event })
       }
       return
     }

@@ -17,6 +17,7 @@ import type { Approvals } from "../../approval/Approvals.ts"
 import type { Grants } from "../../approval/Grants.ts"
 import { digestOf, manifestOf } from "../../approval/Manifest.ts"
 import type { Chrome } from "../../browser/Chrome.ts"
+import type { Confirmations } from "../../confirm/Confirmations.ts"
 import type { PageCall } from "../PageRequests.ts"
 import { type Forwarding, forward } from "./Forwarding.ts"
 
@@ -27,6 +28,7 @@ export interface PageMethodsContext {
   readonly chrome: Chrome["Service"]
   readonly grants: Grants["Service"]
   readonly approvals: Approvals["Service"]
+  readonly confirmations: Confirmations["Service"]
   readonly forwarding: Forwarding
   /** Sessions this port handles the tool calls of. */
   readonly claims: Set<SessionId>
@@ -87,7 +89,10 @@ const createSession = Effect.fnUntraced(function* (context: PageMethodsContext, 
   }
   const session = yield* forward(forwarding, "session.create", params)
   const sessionId = sessionIdOf(session)
-  if (sessionId !== undefined) claims.add(sessionId)
+  if (sessionId !== undefined) {
+    claims.add(sessionId)
+    yield* context.confirmations.remember(sessionId, input.skills)
+  }
   return session
 })
 
