@@ -1,12 +1,14 @@
 /**
  * Relay — what the host does with each request from the extension: decode it (Requests), call Core as the host role
  * for the request's origin (ToCore), and answer exactly once with a HostResponse; a subscription then streams its
- * events as HostEvents and ends with HostSubscriptionEnded. Requests run concurrently; all of them, and every
+ * events as HostEvents (a large text the extension already has as a HostTextRef, when it asked: TextRuns) and ends
+ * with HostSubscriptionEnded. Requests run concurrently; all of them, and every
  * subscription, stop when stdin ends, or after a length Chrome never sends is answered: such a stream cannot be read
  * again, so the host exits non-zero and the browser reconnects. It owns no framing (NativeMessaging) and decides no
  * ownership (Core does).
  */
 
+import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, RequestId } from "@pedelec/contracts/Ids"
 import {
   type CoreCallMethod,
@@ -16,6 +18,7 @@ import {
   HOST_LIMITS,
   type HostSubscribeParams
 } from "@pedelec/contracts/link/HostLink"
+import { TextRuns } from "@pedelec/contracts/link/TextRuns"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
 import * as Cause from "effect/Cause"
@@ -71,11 +74,21 @@ const callCore = <M extends CoreCallMethod>(client: HostClient, call: CallOf<M>)
   )
 }
 
+/** One event of subscription `id`; a large text the extension already has goes as a ref, when it reads them. */
+const sendEvent = (ends: Ends, id: RequestId, runs: TextRuns | undefined) => (event: SessionEvent) => {
+  const texted = event.type === "chat" || event.type === "turn_completed" ? event : undefined
+  const ref = texted === undefined ? undefined : runs?.refFor(texted)
+  runs?.carried(event)
+  if (texted === undefined || ref === undefined) return ends.port.send({ kind: "event", subscription: id, event })
+  return ends.port.send({ kind: "text_ref", subscription: id, event: { ...texted, text: "" }, ...ref })
+}
+
 const subscribe = Effect.fn("Relay.subscribe")(function* (
   ends: Ends,
   id: RequestId,
   origin: Origin,
-  params: HostSubscribeParams
+  params: HostSubscribeParams,
+  textRefs: boolean
 ) {
   const client = yield* ends.core.client.pipe(Effect.catch((error) => Effect.succeed(error)))
   if (client instanceof PedelecError) return yield* answer(ends, id, Effect.fail(client))
@@ -85,7 +98,7 @@ const subscribe = Effect.fn("Relay.subscribe")(function* (
   if (access._tag === "Failure") return yield* answer(ends, id, Effect.failCause(access.cause))
   yield* answer(ends, id, Effect.succeed({}))
   const ended = yield* client["session.subscribe"]({ origin, ...params }).pipe(
-    Stream.runForEach((event) => ends.port.send({ kind: "event", subscription: id, event })),
+    Stream.runForEach(sendEvent(ends, id, textRefs ? new TextRuns() : undefined)),
     Effect.exit
   )
   const error = ended._tag === "Failure" ? Cause.squash(ended.cause) : undefined
@@ -99,8 +112,8 @@ const subscribe = Effect.fn("Relay.subscribe")(function* (
     .pipe(Effect.catch(() => Effect.void))
 })
 
-const dispatch = (ends: Ends, id: RequestId, call: Call) => {
-  if (call.method === "session.subscribe") return subscribe(ends, id, call.origin, call.params)
+const dispatch = (ends: Ends, id: RequestId, call: Call, textRefs: boolean) => {
+  if (call.method === "session.subscribe") return subscribe(ends, id, call.origin, call.params, textRefs)
   // Refused before anything connects, so they never wake Core.
   if (answeredByExtension(call)) {
     const refused = protocolError(`${call.method} is answered by the extension itself, not the native host`)
@@ -129,7 +142,7 @@ const handle = (ends: Ends, inbound: Exclude<Inbound, { _tag: "Desync" }>) => {
   const decoded = decodeFrame(inbound.text)
   switch (decoded._tag) {
     case "Call":
-      return dispatch(ends, decoded.id, decoded.call)
+      return dispatch(ends, decoded.id, decoded.call, decoded.textRefs)
     case "Refused":
       return ends.port.send(decoded.response).pipe(Effect.ignore)
     case "Unanswerable":

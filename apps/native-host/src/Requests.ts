@@ -34,7 +34,8 @@ export interface CallOf<M extends HostMethod> {
 export type Call = { readonly [M in HostMethod]: CallOf<M> }[HostMethod]
 
 export type Decoded =
-  | { readonly _tag: "Call"; readonly id: RequestId; readonly call: Call }
+  /** `textRefs`: the extension reads HostTextRef on this request's subscription. */
+  | { readonly _tag: "Call"; readonly id: RequestId; readonly call: Call; readonly textRefs: boolean }
   /** Refused before dispatch: this response says why. */
   | { readonly _tag: "Refused"; readonly response: HostResponse }
   /** Unreadable and without a readable id: there is nobody to answer. */
@@ -100,7 +101,7 @@ const readEnvelope = (text: string): Decoded | typeof HostRequest.Type => {
 export const decodeFrame = (text: string): Decoded => {
   const envelope = readEnvelope(text)
   if ("_tag" in envelope) return envelope
-  const { id, origin, method, params } = envelope
+  const { id, origin, method, params, textRefs } = envelope
   const extensionOnly = Object.hasOwn(ExtensionMethods, method)
   if (origin === undefined && !extensionOnly) {
     return { _tag: "Refused", response: failure(id, protocolError(`${method} needs the page's origin`)) }
@@ -122,6 +123,7 @@ export const decodeFrame = (text: string): Decoded => {
   return {
     _tag: "Call",
     id,
-    call: { method, origin: extensionOnly ? undefined : origin, params: decoded.value } as Call
+    call: { method, origin: extensionOnly ? undefined : origin, params: decoded.value } as Call,
+    textRefs: textRefs === true
   }
 }

@@ -12,6 +12,7 @@ import {
   eventOf,
   type Host,
   isEvent,
+  ORIGIN,
   OTHER_ORIGIN,
   removeHome,
   startHost,
@@ -146,6 +147,57 @@ describe("pedelec-native-host", () => {
     assert.isTrue(outcome.result === result, "the reassembled result is the submitted one")
     assert.isAtLeast(on.chunked.get(subscription) ?? 0, 3, "the tool_result came as chunk frames")
     await on.next(isEvent(subscription, "turn_completed"))
+    await on.request("session.end", { sessionId })
+    assert.strictEqual((await on.close()).code, 0)
+  })
+
+  it("sends a large chat as a ref to its deltas, and its turn_completed as one to the chat, only where asked", async () => {
+    const on = host()
+    const sessionId = await createSession(on)
+    const subscribe = (textRefs: boolean) => {
+      const id = `refs-${textRefs}`
+      const params = { sessionId, afterSeq: 0, claimTools: false }
+      on.send({
+        kind: "request",
+        id,
+        origin: ORIGIN,
+        method: "session.subscribe",
+        params,
+        ...(textRefs ? { textRefs } : {})
+      })
+      return on.next((m) => m.kind === "response" && m.id === id).then(() => id)
+    }
+    const refs = await subscribe(true)
+    const plain = await subscribe(false)
+    const big = "€".repeat(40_000)
+    await on.request("session.send_text", { sessionId, text: script("say small", `say ${big}`) })
+    const ofRefs = (type: string) =>
+      on.next(
+        (m) => m.subscription === refs && (m.kind === "event" || m.kind === "text_ref") && eventOf(m).type === type
+      )
+    await on.next(isEvent(plain, "turn_completed"))
+    const completed = await ofRefs("turn_completed")
+    const seen = on.messages.filter((m) => m.subscription === refs && m.kind !== "response")
+    const shape = seen.map((m) => [m.kind, eventOf(m).type, eventOf(m).seq, m.fromSeq, m.toSeq])
+    const deltas = seen.filter((m) => m.kind === "event" && eventOf(m).type === "chat_delta").map(eventOf)
+    const chats = seen.filter((m) => eventOf(m).type === "chat")
+    // The small chat goes whole; the large one names its one delta, and the completion that chat.
+    assert.deepStrictEqual(
+      chats.map((m) => [m.kind, eventOf(m).text === "" ? "" : "text"]),
+      [
+        ["event", "text"],
+        ["text_ref", ""]
+      ],
+      JSON.stringify(shape)
+    )
+    const delta = deltas.find((event) => event.delta === big)!
+    assert.deepStrictEqual([chats[1]!.fromSeq, chats[1]!.toSeq], [delta.seq, delta.seq])
+    assert.deepStrictEqual([completed.kind, eventOf(completed).text], ["text_ref", ""])
+    assert.deepStrictEqual([completed.fromSeq, completed.toSeq], [eventOf(chats[1]!).seq, eventOf(chats[1]!).seq])
+    // Without `textRefs` every text crosses whole, as a host that predates refs sends it.
+    const whole = on.messages.filter((m) => m.subscription === plain && m.kind !== "response")
+    assert.isTrue(whole.every((m) => m.kind === "event"))
+    assert.isTrue(whole.some((m) => eventOf(m).type === "chat" && eventOf(m).text === big))
     await on.request("session.end", { sessionId })
     assert.strictEqual((await on.close()).code, 0)
   })

@@ -1,7 +1,7 @@
 /**
  * NativeLink — one `chrome.runtime.connectNative` port to the Pedelec native host, as the worker sees it: requests go
- * out as HostRequest; frames come back checked (depth bound, then Schema), chunk sequences reassembled, and each
- * logical message handed on decoded. A message that cannot be read is reported with whatever id it still shows, so
+ * out as HostRequest; frames come back checked (depth bound, then Schema), chunk sequences reassembled, a HostTextRef
+ * rebuilt from the texts its subscription carried (TextRuns), and each logical message handed on decoded and whole. A message that cannot be read is reported with whatever id it still shows, so
  * its request is answered rather than left hanging. A disconnect from the host side becomes a PedelecError:
  * NATIVE_HOST_UNAVAILABLE when no frame ever came (not installed, forbidden, exited at start), else
  * NATIVE_CONNECTION_CLOSED, with Chrome's own text in `details.browserMessage` (browser-e2e.md §7). Every
@@ -14,9 +14,11 @@ import {
   type HostRequest,
   type HostResponse,
   type HostSubscriptionEnded,
+  type HostTextRef,
   HostToExtension,
   NATIVE_HOST_NAME
 } from "@pedelec/contracts/link/HostLink"
+import { TextRuns } from "@pedelec/contracts/link/TextRuns"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -52,7 +54,7 @@ export interface NativeLinkHandle {
 const decodeHostMessage = Schema.decodeUnknownExit(HostToExtension)
 const ID = "[A-Za-z0-9_-]{1,64}"
 const RESPONSE_HEAD = new RegExp(`^\\{"kind":"response","id":"(${ID})"`)
-const SUBSCRIPTION_HEAD = new RegExp(`^\\{"kind":"(?:event|subscription_ended)","subscription":"(${ID})"`)
+const SUBSCRIPTION_HEAD = new RegExp(`^\\{"kind":"(?:event|subscription_ended|text_ref)","subscription":"(${ID})"`)
 
 const protocolError = (reason: string) => PedelecError.fromCode("PROTOCOL_ERROR", "extension", { details: { reason } })
 
@@ -97,50 +99,93 @@ export class NativeLink extends Context.Service<
   )
 }
 
+/** What one port keeps between messages: the chunks of the message arriving, and each subscription's texts. */
+interface Inbox {
+  readonly chunks: ChunkAssembler
+  readonly runs: Map<string, TextRuns>
+}
+
+/** Texts carried before a loss may be gone: a subscription's (or, not knowing whose, every) runs start again. */
+const lost = (handlers: NativeHandlers, inbox: Inbox, message: LostMessage) => {
+  if (message.subscription !== undefined) inbox.runs.get(message.subscription)?.reset()
+  else if (message.requestId === undefined) for (const runs of inbox.runs.values()) runs.reset()
+  handlers.onLost(message)
+}
+
+const runsOf = (inbox: Inbox, subscription: string) => {
+  const found = inbox.runs.get(subscription)
+  if (found !== undefined) return found
+  const made = new TextRuns()
+  inbox.runs.set(subscription, made)
+  return made
+}
+
+/** A whole event, recorded for the refs that may follow it; a ref rebuilt into one, or reported lost. */
+const onEvent = (handlers: NativeHandlers, inbox: Inbox, message: HostEvent | HostTextRef) => {
+  const runs = runsOf(inbox, message.subscription)
+  if (message.kind === "event") {
+    runs.carried(message.event)
+    return handlers.onMessage(message)
+  }
+  const text = runs.textOf(message.event, message.fromSeq, message.toSeq)
+  if (text === undefined) {
+    const error = protocolError(`the host named texts (seq ${message.fromSeq} to ${message.toSeq}) this link lost`)
+    return lost(handlers, inbox, { subscription: message.subscription, error })
+  }
+  const event = { ...message.event, text }
+  runs.carried(event)
+  handlers.onMessage({ kind: "event", subscription: message.subscription, event })
+}
+
 /** Hands on one message from the host, whole: checked, decoded, and (a chunk) fed to the reassembly. */
-const deliver = (handlers: NativeHandlers, chunks: ChunkAssembler, raw: unknown, chunked: boolean) => {
+const deliver = (handlers: NativeHandlers, inbox: Inbox, raw: unknown, chunked: boolean) => {
   const tooDeep = jsonDepthExceeded(raw, MAX_JSON_DEPTH)
   if (tooDeep !== undefined) {
     const error = protocolError(`the host sent a message nested deeper than ${MAX_JSON_DEPTH} levels`)
-    return handlers.onLost({ ...peekObject(raw), error })
+    return lost(handlers, inbox, { ...peekObject(raw), error })
   }
   const decoded = decodeHostMessage(raw)
   if (Exit.isFailure(decoded)) {
-    return handlers.onLost({ ...peekObject(raw), error: protocolError("the host sent a message of no known shape") })
+    return lost(handlers, inbox, {
+      ...peekObject(raw),
+      error: protocolError("the host sent a message of no known shape")
+    })
   }
   const message = decoded.value
+  if (message.kind === "event" || message.kind === "text_ref") return onEvent(handlers, inbox, message)
+  if (message.kind === "subscription_ended") inbox.runs.delete(message.subscription)
   if (message.kind !== "chunk") return handlers.onMessage(message)
-  if (chunked) return handlers.onLost({ error: protocolError("the host nested a chunk inside a chunk") })
-  for (const result of chunks.push(message)) {
+  if (chunked) return lost(handlers, inbox, { error: protocolError("the host nested a chunk inside a chunk") })
+  for (const result of inbox.chunks.push(message)) {
     if (result._tag === "Failed") {
       const error = result.tooLarge
         ? PedelecError.fromCode("MESSAGE_TOO_LARGE", "extension", {
-            details: { bytes: result.bytes, limit: chunks.limit }
+            details: { bytes: result.bytes, limit: inbox.chunks.limit }
           })
         : protocolError(result.reason)
-      handlers.onLost({ ...peekHead(result.head), error })
+      lost(handlers, inbox, { ...peekHead(result.head), error })
       continue
     }
     let whole: unknown
     try {
       whole = JSON.parse(result.text)
     } catch {
-      handlers.onLost({ ...peekHead(result.text.slice(0, 512)), error: protocolError("chunks were not JSON") })
+      lost(handlers, inbox, { ...peekHead(result.text.slice(0, 512)), error: protocolError("chunks were not JSON") })
       continue
     }
-    deliver(handlers, chunks, whole, true)
+    deliver(handlers, inbox, whole, true)
   }
 }
 
 const connect = (chrome: ChromeApi, handlers: NativeHandlers) => {
   const port = chrome.connectNative(NATIVE_HOST_NAME)
-  const chunks = new ChunkAssembler()
+  const inbox: Inbox = { chunks: new ChunkAssembler(), runs: new Map() }
   let sawFrame = false
   let open = true
 
   port.onMessage.addListener((raw) => {
     sawFrame = true
-    if (open) deliver(handlers, chunks, raw, false)
+    if (open) deliver(handlers, inbox, raw, false)
   })
   port.onDisconnect.addListener(() => {
     // lastError must be read inside this listener; it is gone afterwards.

@@ -6,7 +6,7 @@
  * logical message is split into chunk frames the extension reassembles (16 MiB cap per message).
  */
 import * as Schema from "effect/Schema"
-import { SessionEvent } from "../Events.ts"
+import { ChatEvent, Seq, SessionEvent, TurnCompletedEvent } from "../Events.ts"
 import { Origin, RequestId, SessionId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
 import { SessionInfo } from "../Session.ts"
@@ -73,7 +73,12 @@ export const HostRequest = Schema.Struct({
   /** The page's origin, from Chrome's `sender`; absent only for extension methods. */
   origin: Schema.optionalKey(Origin),
   method: Schema.Literals(Object.keys(HostMethods) as Array<HostMethod>),
-  params: Schema.Unknown
+  params: Schema.Unknown,
+  /**
+   * On `session.subscribe`: the extension reads HostTextRef, so a large text it already has need not cross again. On
+   * the envelope, not in the params, because a host that predates it ignores unknown envelope keys (not param keys).
+   */
+  textRefs: Schema.optionalKey(Schema.Literal(true))
 })
 export type HostRequest = typeof HostRequest.Type
 
@@ -141,5 +146,20 @@ export const ChunkFrame = Schema.Struct({
 })
 export type ChunkFrame = typeof ChunkFrame.Type
 
-export const HostToExtension = Schema.Union([HostResponse, HostEvent, HostSubscriptionEnded, ChunkFrame])
+/**
+ * An event of a `textRefs` subscription sent with its text emptied, because the extension already has that text: a
+ * `chat`'s is its turn's chat_delta texts from `fromSeq` to `toSeq` (the deltas since the turn's previous chat), a
+ * `turn_completed`'s that of the `chat` at `fromSeq` (= `toSeq`). The host sends a text whole whenever it differs;
+ * the extension rebuilds the event before anything else sees it, and reports it lost when it cannot.
+ */
+export const HostTextRef = Schema.Struct({
+  kind: Schema.Literal("text_ref"),
+  subscription: RequestId,
+  event: Schema.Union([ChatEvent, TurnCompletedEvent]),
+  fromSeq: Seq,
+  toSeq: Seq
+})
+export type HostTextRef = typeof HostTextRef.Type
+
+export const HostToExtension = Schema.Union([HostResponse, HostEvent, HostSubscriptionEnded, ChunkFrame, HostTextRef])
 export type HostToExtension = typeof HostToExtension.Type

@@ -133,7 +133,9 @@ export const forward = Effect.fnUntraced(function* (
   const answer = Deferred.makeUnsafe<unknown, PedelecError>()
   inflight.set(id, (exit) => Deferred.doneUnsafe(answer, exit))
   if (subscription !== undefined) subscriptions.set(id, subscription)
-  const request: HostRequest = { kind: "request", id, origin: forwarding.origin, method, params }
+  // NativeLink rebuilds HostTextRefs, so a large chat text crosses native messaging once, as its deltas.
+  const refs = method === "session.subscribe" ? { textRefs: true as const } : {}
+  const request: HostRequest = { kind: "request", id, origin: forwarding.origin, method, params, ...refs }
   if (!link.send(request)) {
     inflight.delete(id)
     subscriptions.delete(id)
