@@ -1,7 +1,8 @@
 /**
  * GeminiMcp — how gemini is given the `pedelec` MCP server (PedelecMcp): as `mcpServers.pedelec` in a settings file
  * Pedelec writes into the workspace (`<workspace>/.gemini/settings.json`) for the session, rewritten before every
- * turn and removed at its end. It owns that file's content and life; the argv that goes with it is GeminiAdapter's.
+ * turn and removed at its end. It owns that file's content; its life is PedelecMcp's (workspaceMcpFile), the argv and
+ * environment that go with it GeminiAdapter's.
  *
  * Why the workspace file: gemini 0.61.0 has no flag or environment variable that adds an MCP server for one run.
  * The system settings and defaults files it reads from a path in GEMINI_CLI_SYSTEM_SETTINGS_PATH /
