@@ -10,7 +10,7 @@ import type { Readable, Writable } from "node:stream"
 import { type Failure, failure } from "./Failure.ts"
 import { killGroup, start } from "./Processes.ts"
 import type { Prepared } from "./Script.ts"
-import { type Breach, watch } from "./Watchdog.ts"
+import { type Breach, killTree, watch } from "./Watchdog.ts"
 
 export interface Io {
   readonly stdout: Writable
@@ -127,12 +127,15 @@ const verdict = (
 
 const NO_STREAM = Promise.resolve({ endsLine: true, heapExhausted: false })
 
-/** Runs the copy; `onStart` gets a stopper for SIGINT/SIGTERM (kills the script's group). */
+/** Runs the copy; `onStart` gets a stopper for SIGINT/SIGTERM (kills the script's tree and waits until it is gone). */
 export const execute = (prepared: Prepared, io: Io, onStart?: (stop: () => void) => void): Promise<Finished> =>
   new Promise((resolve) => {
     const { timeoutMs, outputBytes, memoryBytes, threads } = prepared.policy
     const child = start(prepared.run, io.stdin)
-    onStart?.(() => killGroup(child))
+    onStart?.(() => {
+      if (child.pid !== undefined) killTree(child.pid)
+      killGroup(child)
+    })
     let breach: Breach | undefined
     const onBreach = (found: Breach) => {
       breach = found

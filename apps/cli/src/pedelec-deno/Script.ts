@@ -13,25 +13,28 @@
  * run reads only the copy, so a workspace file changed during or after the copy is either not what runs or, when
  * copied changed, a hash that differs and a full check of a fresh copy. Anything else (a new or removed import is a
  * changed file, a missing module, a tampered entry, another entry or Deno) is the full path, which caches anew.
- * Measured (`npx tsx tools/bench/run.ts deno`, 2 cores, hello world behind bubblewrap, 3 runs): bare `deno run`
- * 40 ms; full path 212-307 ms (6.1-7.5x); cached 166-208 ms (4.8-5.1x), the two `deno info` (about 50 ms each
- * behind bubblewrap) gone. What remains is mostly node starting pedelec-deno (83-90 ms, 2.1-2.3x on its own, so
- * 2x is out of reach for a node front), Core's hello and deno.prepare (15 ms), the run itself and the copy's removal.
- * Reading the graph is Script/Graph's; copying and hashing Script/Copy's.
+ * Measured (`npx tsx tools/bench/run.ts deno`, 2 cores shared with other work, hello world behind bubblewrap):
+ * bare `deno run` 41-48 ms; cached 171 ms (3.6x) at a load of 5, from 243 ms (5.9x) before the set-up below went
+ * synchronous and off the disk; under heavier load every row slows and the ratio grows. 2x is out of reach for a
+ * node front: node starts in 44-52 ms (1.1-1.3x), the built-ins a run needs (net, child_process, crypto) add 8 ms
+ * of CPU, and the sandboxed run of a fresh Deno state takes 52-55 ms against the bare 41-43 (bubblewrap's
+ * namespaces, an empty DENO_DIR): about 2.6x before pedelec-deno does anything. Above that: Core's hello and
+ * deno.prepare (5 ms), finding, trusting and copying (5-6 ms), spawning (4 ms). The private dir is in memory where
+ * it can be (/dev/shm), Deno's state a tmpfs of the sandbox, so making and removing them costs well under a ms.
+ * Reading the graph is Script/Graph's; copying and hashing Script/Copy's; the private dir Script/PrivateDir's.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, statfsSync, statSync } from "node:fs"
+import { realpathSync, statSync } from "node:fs"
 import { mkdir, rm } from "node:fs/promises"
-import os from "node:os"
 import path from "node:path"
-import { isInside } from "@pedelec/path-guard/Inside"
 import { resolveInside } from "@pedelec/path-guard/RealPath"
 import { errnoOf } from "../Reach.ts"
-import { denoUnavailable, Refused, refuse } from "./Failure.ts"
+import { Refused, refuse } from "./Failure.ts"
 import type { Launch } from "./Processes.ts"
 import { launchDeno, outwardLinks, type Wall } from "./Sandbox.ts"
 import { copyGraph, type Hashes } from "./Script/Copy.ts"
-import { graph, LIMITS, NO_OUTSIDE_CODE } from "./Script/Graph.ts"
+import { graph, NO_OUTSIDE_CODE } from "./Script/Graph.ts"
 import { denoIdentity, type GraphCache, type GraphId, lookup, store, usableFor } from "./Script/GraphCache.ts"
+import { listable, privateDir, privateLayout, removeDir } from "./Script/PrivateDir.ts"
 import { heapFlag, type ResourceCaps } from "./Watchdog.ts"
 
 /** Core's word on a run (the workspace, a real path; the deadline; the output cap) and pedelec-deno's own caps. */
@@ -73,15 +76,6 @@ export interface Prepared {
   readonly graph: "checked" | "cached"
 }
 
-/** What `f` returns, or undefined when it throws (a path that is not there). */
-const attempt = <A>(f: () => A): A | undefined => {
-  try {
-    return f()
-  } catch {
-    return undefined
-  }
-}
-
 /** The errno code of a failed file system call, or the failure itself when it has none. */
 const codeOf = (cause: unknown) => errnoOf(cause) ?? String(cause)
 
@@ -92,9 +86,6 @@ function pathInvalid(script: string, reason: string): never {
     { path: script, reason }
   )
 }
-
-/** Deno takes permission lists comma-separated, with no escape for a comma in a path. */
-const listable = (dir: string) => !dir.includes(",")
 
 /** Why a script path is refused, in the words SCRIPT_PATH_INVALID carries. */
 const REFUSALS = {
@@ -115,67 +106,6 @@ export const resolveScript = async (root: string, script: string): Promise<strin
   if (!resolved.exists) return pathInvalid(script, "it does not exist")
   if (!statSync(resolved.path).isFile()) return pathInvalid(script, "it is not a file")
   return resolved.path
-}
-
-/** The private dirs of this process not yet removed, for a SIGINT/SIGTERM to clean up. */
-export const privateDirs = new Set<string>()
-
-const TMPFS_MAGIC = 0x01021994
-
-/**
- * /dev/shm when it is a tmpfs with room for twice the largest graph (a container's is often 64 MiB): making,
- * filling and removing the private dir there takes a fraction of a millisecond, against 2 to 13 ms in a busy /tmp
- * on disk (measured, ext4, 2 cores under load).
- */
-const memoryDir = (): ReadonlyArray<string> => {
-  if (process.platform !== "linux") return []
-  try {
-    const fs = statfsSync("/dev/shm")
-    return fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize >= 2 * LIMITS.graphBytes ? ["/dev/shm"] : []
-  } catch {
-    return []
-  }
-}
-
-/**
- * A temp dir outside the workspace: inside it, a script could change the copy between its check and its run. In
- * TMPDIR when it is set (the caller chose), else in memory where there is room, else the usual places.
- */
-const privateDir = (root: string): string => {
-  const chosen = process.env.TMPDIR ? [os.tmpdir()] : []
-  for (const base of [...chosen, ...memoryDir(), os.tmpdir(), "/tmp", "/var/tmp", "/dev/shm"]) {
-    const real = attempt(() => realpathSync.native(base))
-    if (real === undefined || isInside(root, real) || !listable(real)) continue
-    const dir = attempt(() => mkdtempSync(path.join(real, "pedelec-deno-")))
-    if (dir !== undefined) {
-      privateDirs.add(dir)
-      return dir
-    }
-  }
-  throw new Refused(
-    denoUnavailable("there is no temporary folder outside the workspace for the script's private copy", {
-      workspace: root
-    })
-  )
-}
-
-/**
- * The private dir's parts: the copy, and DENO_DIR, HOME and TMPDIR (Deno's own scratch: behind bubblewrap each a
- * fresh tmpfs at that path, Sandbox), created 0700.
- */
-const privateLayout = (dir: string) => {
-  const copy = path.join(dir, "src")
-  const state = { deno: path.join(dir, "deno"), home: path.join(dir, "home"), tmp: path.join(dir, "tmp") }
-  for (const sub of [copy, state.deno, state.home, state.tmp]) mkdirSync(sub, { mode: 0o700 })
-  const env = {
-    DENO_DIR: state.deno,
-    HOME: state.home,
-    TMPDIR: state.tmp,
-    NO_COLOR: "1",
-    DENO_NO_UPDATE_CHECK: "1",
-    DENO_NO_PROMPT: "1"
-  }
-  return { copy, env, scratch: [state.deno, state.home, state.tmp] }
 }
 
 /**
@@ -228,9 +158,12 @@ const runArgs = (
 
 /** The real workspace, one Deno's comma-separated permission lists can name. */
 const realWorkspace = async (request: ScriptRequest) => {
-  const root =
-    attempt(() => realpathSync.native(request.policy.workspace)) ??
-    pathInvalid(request.script, `the session's workspace ${request.policy.workspace} is gone`)
+  let root: string
+  try {
+    root = realpathSync.native(request.policy.workspace)
+  } catch {
+    return pathInvalid(request.script, `the session's workspace ${request.policy.workspace} is gone`)
+  }
   if (!listable(root))
     pathInvalid(request.script, "the workspace's path contains a comma, which Deno's permission flags cannot express")
   return root
@@ -338,15 +271,9 @@ export const prepare = async (request: ScriptRequest, hooks: PrepareHooks = {}):
     )
     return { dir, wall, run, policy: { ...request.policy, workspace: root }, modules, graph: how }
   } catch (error) {
-    await removeDir(dir)
+    removeDir(dir)
     throw error
   }
 }
 
-/** Synchronous: a handful of entries (Deno's state is a tmpfs behind bubblewrap), faster than fs/promises' walk. */
-const removeDir = async (dir: string) => {
-  rmSync(dir, { recursive: true, force: true })
-  privateDirs.delete(dir)
-}
-
-export const dispose = (prepared: Prepared): Promise<void> => removeDir(prepared.dir)
+export const dispose = async (prepared: Prepared): Promise<void> => removeDir(prepared.dir)

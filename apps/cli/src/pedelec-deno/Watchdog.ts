@@ -6,7 +6,7 @@
  * every process of the user (nothing at all for root): so the caps are watched, not set. Measured on Deno 2.9: a
  * 3 GiB buffer and a Worker fork bomb ran to the 8 s timeout before (865 threads, 3.1 GiB); a script at rest has 7
  * threads and 34 MiB. It does not decide what a breach means to the agent (Run turns it into SCRIPT_RESOURCE_LIMIT).
- * Off Linux (no /proc) only Deno's heap flag stands.
+ * Off Linux (no /proc) only Deno's heap flag stands. Its tree kill (`killTree`) is also how SIGINT/SIGTERM stop one.
  */
 import { readdirSync, readFileSync } from "node:fs"
 
@@ -97,6 +97,21 @@ const killAll = (pids: ReadonlyArray<number>) => {
     } catch {
       // Gone already.
     }
+  }
+}
+
+/**
+ * Kills `root` and every descendant now (under bubblewrap the script is in a session of its own, out of reach of
+ * a group kill), then waits, at most `waitMs`, until none of them is still a running process (its command line is
+ * gone once it has exited): so a pedelec-deno that stops its script exits after it, not beside it.
+ */
+export const killTree = (root: number, waitMs = 1000): void => {
+  const pids = treeOf(root)
+  killAll(pids)
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (let waited = 0; waited < waitMs; waited += 5) {
+    if (pids.every((pid) => (read(`/proc/${pid}/cmdline`) ?? "") === "")) return
+    Atomics.wait(pause, 0, 0, 5)
   }
 }
 

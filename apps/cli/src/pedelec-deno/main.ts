@@ -21,7 +21,8 @@ import { execute } from "./Run.ts"
 import { denoBinary } from "./Runtime.ts"
 import { findWall } from "./Sandbox.ts"
 import { openCache, trustedHome } from "./Script/GraphCache.ts"
-import { dispose, type Prepared, prepare, privateDirs } from "./Script.ts"
+import { privateDirs } from "./Script/PrivateDir.ts"
+import { dispose, type Prepared, prepare } from "./Script.ts"
 import { RESOURCE_CAPS } from "./Watchdog.ts"
 
 const isFailure = (u: unknown): u is Failure => typeof u === "object" && u !== null && "error" in u && "exit" in u
