@@ -9,11 +9,13 @@ import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
 import type { ProviderInfo } from "@pedelec/contracts/Provider"
 import type { SessionInfo } from "@pedelec/contracts/Session"
 import type { PublicSettings } from "@pedelec/contracts/Settings"
+import type { ToolManifest } from "@pedelec/contracts/Tool"
 import { PEDELEC_EXTENSION_ID, WIRE_PATTERNS } from "@pedelec/contracts/Wire"
 import { ExtensionLink } from "./page/ExtensionLink.ts"
 import { PedelecSession } from "./session/PedelecSession.ts"
 import { type CreateSessionOptions, prepareInput } from "./tools/Manifest.ts"
 import type { ToolDefinition, ToolHandler, ToolNameOf } from "./tools/Tool.ts"
+import { registerWebMcp } from "./tools/WebMcp.ts"
 
 /** What `new Pedelec(options)` takes; every field is optional. */
 export interface PedelecOptions {
@@ -59,7 +61,13 @@ export interface ResumeOptions {
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
-const pageOrigin = (): string | null => (typeof location === "undefined" ? null : location.origin)
+/** The status of a page no extension answers (its origin `null` where there is no page, as in a server render). */
+const unreachable = (): ApprovalStatus => ({
+  installed: false,
+  approved: false,
+  origin: typeof location === "undefined" ? null : location.origin,
+  appConnected: false
+})
 
 /**
  * The client a page constructs, once: it creates and resumes sessions and answers the questions a page asks before it
@@ -92,7 +100,7 @@ export class Pedelec {
   ): Promise<PedelecSession<ToolNameOf<Tools>>> {
     const { input, inlineHandlers } = prepareInput(options)
     const info = await this.#link.request("session.create", { input })
-    return this.#attach(info, true, inlineHandlers)
+    return this.#attach(info, true, inlineHandlers, options.webmcp ? input.skills?.tools : undefined)
   }
 
   /** Observes a session this origin created (after a reload, from another tab, after a Core restart). */
@@ -137,41 +145,35 @@ export class Pedelec {
     try {
       return await this.#link.request("extension.approval_status", {})
     } catch (error) {
-      if (hasCode(error, "EXTENSION_UNAVAILABLE", "EXTENSION_DISCONNECTED")) {
-        return { installed: false, approved: false, origin: pageOrigin(), appConnected: false }
-      }
+      if (hasCode(error, "EXTENSION_UNAVAILABLE", "EXTENSION_DISCONNECTED")) return unreachable()
       throw error
     }
   }
 
   /** Everything a page checks before offering its agent features; failures are in `error`, never thrown. */
   async checkAvailability(): Promise<PedelecAvailability> {
+    let status: ApprovalStatus
+    let error: PedelecError | undefined
     try {
-      const status = await this.getApprovalStatus()
-      const available = status.installed && status.approved && status.appConnected
-      const error = !status.installed
+      status = await this.getApprovalStatus()
+      error = !status.installed
         ? PedelecError.fromCode("EXTENSION_UNAVAILABLE", "sdk")
         : !status.approved
           ? PedelecError.fromCode("APPROVAL_REQUIRED", "sdk", { details: { origin: status.origin } })
           : !status.appConnected
             ? PedelecError.fromCode("CORE_RUNTIME_UNAVAILABLE", "sdk")
             : undefined
-      return {
-        available,
-        extension: { available: status.installed },
-        approval: { approved: status.approved, origin: status.origin },
-        desktop: { available: status.appConnected, launchAttempted: status.approved },
-        ...(error === undefined ? {} : { error })
-      }
-    } catch (error) {
-      const reason = error instanceof PedelecError ? error : PedelecError.fromCode("INTERNAL_ERROR", "sdk")
-      return {
-        available: false,
-        extension: { available: false },
-        approval: { approved: false, origin: pageOrigin() },
-        desktop: { available: false, launchAttempted: false },
-        error: reason
-      }
+    } catch (thrown) {
+      status = unreachable()
+      error = thrown instanceof PedelecError ? thrown : PedelecError.fromCode("INTERNAL_ERROR", "sdk")
+    }
+    // Available exactly when nothing is in the way (installed, approved and connected).
+    return {
+      available: error === undefined,
+      extension: { available: status.installed },
+      approval: { approved: status.approved, origin: status.origin },
+      desktop: { available: status.appConnected, launchAttempted: status.approved },
+      ...(error === undefined ? {} : { error })
     }
   }
 
@@ -181,14 +183,18 @@ export class Pedelec {
     this.#sessions.clear()
   }
 
+  /** `webmcp`: the tools to register with WebMCP for the session's life (WebMcp.ts). */
   async #attach<Name extends string>(
     info: SessionInfo,
     claimTools: boolean,
-    inlineHandlers: ReadonlyMap<string, ToolHandler>
+    inlineHandlers: ReadonlyMap<string, ToolHandler>,
+    webmcp?: ReadonlyArray<ToolManifest>
   ): Promise<PedelecSession<Name>> {
-    const session = new PedelecSession<Name>(info, claimTools, inlineHandlers, this.#link, () =>
+    const life = new AbortController()
+    const session = new PedelecSession<Name>(info, claimTools, inlineHandlers, this.#link, () => {
+      life.abort()
       this.#sessions.delete(info.sessionId)
-    )
+    })
     this.#sessions.set(info.sessionId, session as PedelecSession<string>)
     try {
       const params = { sessionId: info.sessionId, afterSeq: info.lastSeq, ...session.claimParams }
@@ -197,6 +203,7 @@ export class Pedelec {
       this.#sessions.delete(info.sessionId)
       throw error
     }
+    if (webmcp !== undefined) registerWebMcp(webmcp, session, life.signal)
     return session
   }
 

@@ -11,6 +11,7 @@ import type { SessionId } from "@pedelec/contracts/Ids"
 import { hasCode, PedelecError } from "@pedelec/contracts/PedelecError"
 import type { EffortLevel } from "@pedelec/contracts/Provider"
 import type { SessionInfo, SessionStatus, WorkspaceInfo } from "@pedelec/contracts/Session"
+import type { ToolOutcome } from "@pedelec/contracts/Tool"
 import type { ExtensionLink } from "../page/ExtensionLink.ts"
 import type { GenericToolHandler, JsonObject, JsonValue, ToolHandler } from "../tools/Tool.ts"
 import { listAssets, readAsset, type SandboxAsset, uploadAsset } from "./Assets.ts"
@@ -357,6 +358,11 @@ export class PedelecSession<ToolName extends string = string> {
     }
     this.#claimsTools = false
     this.#calls.release(event.tool)
+  }
+
+  /** @internal A call from outside Core (WebMCP): the handler `onTool` or `defineTool` gave, run in this page. */
+  runHere(tool: string, args: JsonObject, signal: AbortSignal): Promise<ToolOutcome> {
+    return this.#calls.runHere(tool, args, signal, this.#context("sdk", undefined))
   }
 
   #handlerFor(tool: string): ResolvedHandler | undefined {

@@ -46,6 +46,8 @@ export class ToolCalls {
   readonly #running = new Map<string, AbortController>()
   readonly #seen = new Set<string>()
   readonly #unsent = new Map<string, ToolOutcome>()
+  /** Calls run here for WebMCP, for their ids. */
+  #here = 0
   readonly #options: ToolCallsOptions
 
   constructor(options: ToolCallsOptions) {
@@ -54,23 +56,36 @@ export class ToolCalls {
 
   /** Runs an offered call, once per id; an offer of one whose outcome never reached Core sends that outcome. */
   async run(event: typeof ToolCallEvent.Type, base: EventContext): Promise<void> {
-    const { toolCallId, tool } = event
+    const { toolCallId } = event
     const unsent = this.#unsent.get(toolCallId)
     if (unsent !== undefined) return this.#submit(toolCallId, unsent)
     if (this.#seen.has(toolCallId)) return
     this.#remember(toolCallId)
     const controller = new AbortController()
     this.#running.set(toolCallId, controller)
-    const handler = this.#options.handlerFor(tool)
-    const ctx = this.#context(event, base, controller.signal)
-    const outcome =
-      handler !== undefined
-        ? await runHandler(tool, (c) => handler(event.args as JsonObject, c), ctx)
-        : handlerNotFound(tool)
+    const outcome = await this.#outcome(event.args as JsonObject, this.#context(event, base, controller.signal))
     this.#running.delete(toolCallId)
     // Core already answered the agent (timeout, cancel, end) and would refuse a late result.
     if (controller.signal.aborted) return
     return this.#submit(toolCallId, outcome)
+  }
+
+  /**
+   * A call from outside Core (WebMCP's browser agent): the same handler, its outcome returned to the caller rather
+   * than submitted. `signal` is the caller's; there is no turn, and no timeout of Core's to report to.
+   */
+  runHere(tool: string, args: JsonObject, signal: AbortSignal, base: EventContext): Promise<ToolOutcome> {
+    const toolCallId = `webmcp-${++this.#here}`
+    const idle = () => undefined
+    const ids = { turnId: "", toolCallId, toolRequestId: toolCallId, tool }
+    return this.#outcome(args, { ...base, ...ids, signal, progress: idle, awaitingUser: idle })
+  }
+
+  /** The handler's outcome, by the session's handler priority; none at all is TOOL_HANDLER_NOT_FOUND. */
+  #outcome(args: JsonObject, ctx: ToolCallContext): Promise<ToolOutcome> {
+    const handler = this.#options.handlerFor(ctx.tool)
+    if (handler === undefined) return Promise.resolve(handlerNotFound(ctx.tool))
+    return runHandler(ctx.tool, (c) => handler(args, c), ctx)
   }
 
   /** Core cancelled the call, or answered it from another tab: a handler still running here must stop. */

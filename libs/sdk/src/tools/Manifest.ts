@@ -28,6 +28,11 @@ export interface CreateSessionOptions<Tools extends ReadonlyArray<ToolDefinition
   readonly skills?: { readonly guidance: string; readonly tools: Tools } | undefined
   /** End the session 10 s after its last page disconnects (default `true`). */
   readonly autoEndOnDisconnect?: boolean | undefined
+  /**
+   * Also offer the tools to the browser's own agent through WebMCP (`document.modelContext`), for the session's life,
+   * where the browser has it; nothing happens where it does not. Such calls run the page's handlers directly.
+   */
+  readonly webmcp?: boolean | undefined
 }
 
 export interface Prepared {
@@ -48,7 +53,7 @@ const given = <T extends object>(value: T): T =>
 /** Throws `TOOLS_MANIFEST_INVALID` or `INVALID_INPUT` with the JSON pointer of the problem. */
 export const prepareInput = (options: CreateSessionOptions<ReadonlyArray<ToolDefinition>>): Prepared => {
   const inlineHandlers = new Map<string, ToolHandler>()
-  const { skills, ...rest } = given(options)
+  const { skills, webmcp: _, ...rest } = given(options)
   let wire: Record<string, unknown> = rest
   if (skills !== undefined) {
     if (!Array.isArray(skills.tools)) throw invalid("TOOLS_MANIFEST_INVALID", "/skills/tools", "tools must be an array")
