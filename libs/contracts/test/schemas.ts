@@ -140,6 +140,7 @@ const NAMED = {
   "HostLink.HostEvent": HostLink.HostEvent,
   "HostLink.HostSubscriptionEnded": HostLink.HostSubscriptionEnded,
   "HostLink.ChunkFrame": HostLink.ChunkFrame,
+  "HostLink.HostTextRef": HostLink.HostTextRef,
   "HostLink.HostToExtension": HostLink.HostToExtension,
   // node/CliOutput.ts, node/CoreLink.ts, node/AgentLink.ts
   "CliOutput.CliOutput": CliOutput.CliOutput,
