@@ -1,14 +1,18 @@
 // Consent the page cannot forge (issue 16), in real Chromium with the built extension, native host and Core: the
 // approval window shows what the agent will be told (the page's guidance and tool index), a later session with the
 // same manifest is not asked again, one whose guidance or tools changed asks again showing what changed, and the
-// options page shows each site's approved manifest. Screenshots of each window land in test/screenshots/.
+// options page shows each site's approved manifest. A destructive tool's call waits on the user's yes in a window
+// the extension draws: allowed once, allowed for the session, denied (the agent gets TOOL_DENIED_BY_USER and the
+// page's handler never runs), left open past the tool's timeout, and answered after a service-worker stop.
+// Screenshots of each window land in test/screenshots/.
 import { mkdir } from "node:fs/promises"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
+import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { describe, expect, test } from "vitest"
-import { extensionUrl, nextApprovalWindow } from "../src/chain/Browser.ts"
-import { chainForFile } from "./harness.ts"
+import { extensionUrl, nextApprovalWindow, stopServiceWorkers } from "../src/chain/Browser.ts"
+import { chainForFile, chatsOf, cliLines } from "./harness.ts"
 
 const chain = chainForFile()
 const SCREENSHOTS = path.join(path.dirname(fileURLToPath(import.meta.url)), "screenshots")
@@ -30,6 +34,8 @@ const create = (page: Page, change: { readonly guidance?: string; readonly extra
               name: "erase",
               description: "Erases the whole draft.",
               argsSchema: { type: "object" as const },
+              // Shorter than any person takes to read the window: it must not run out while the window is open.
+              timeoutMs: 1000,
               annotations: { destructive: true, title: "Erase draft" }
             }
           ]
@@ -62,9 +68,49 @@ const approveShown = async (window: Page) => {
   await approve.click()
 }
 
-describe("what the agent will be told is approved with the site", () => {
-  let page: Page
+/** Runs `calls` erase calls in one turn with a handler that counts its runs; resolves with what the agent saw. */
+const eraseTurn = (page: Page, sessionId: string, calls: number) =>
+  page
+    .evaluate(
+      async ({ sessionId, text }) => {
+        const session = window.e2e.session(sessionId)
+        let ran = 0
+        const off = session.onTool("erase", () => {
+          ran++
+          return { erased: true }
+        })
+        try {
+          const result = await session.sendText(text, { timeoutMs: 120_000 })
+          return { ran, turnId: result.turnId }
+        } finally {
+          off()
+        }
+      },
+      { sessionId, text: script(...Array.from({ length: calls }, () => 'call erase {"what":"the draft"}'), "say done") }
+    )
+    .then(async ({ ran, turnId }) => ({ ran, lines: cliLines(await chatsOf(page, sessionId, turnId), "erase") }))
 
+const nextConfirmWindow = () =>
+  chain().context.waitForEvent("page", {
+    predicate: (opened) => opened.url().startsWith(extensionUrl(chain().extensionId, "confirm.html")),
+    timeout: 15_000
+  })
+
+/** Answers a confirmation window as the user would, once its buttons could be enabled. */
+const answerWindow = async (window: Page, button: "#allow-once" | "#allow-session" | "#deny") => {
+  await window.waitForLoadState("domcontentloaded")
+  await window.locator('#args dd[data-arg="what"]').waitFor({ timeout: 10_000 })
+  const target = window.locator(button)
+  await expect.poll(() => target.isEnabled(), { timeout: 10_000 }).toBe(true)
+  await target.click()
+}
+
+let page: Page
+let eraseSession: string
+const pageOf = () => page
+const sessionOf = () => eraseSession
+
+describe("what the agent will be told is approved with the site", () => {
   test("the first session's window shows the guidance and every tool the agent gets", async () => {
     page = await chain().openPage(chain().origins.http)
     const shown = nextApprovalWindow(chain().context, chain().extensionId)
@@ -107,7 +153,8 @@ describe("what the agent will be told is approved with the site", () => {
     expect(await erase.locator(".badge.changed").textContent()).toBe("new")
     await shoot(window, "approval-manifest-changed")
     await approveShown(window)
-    expect(await created).toMatch(/^[A-Za-z0-9_-]{22,}$/)
+    eraseSession = await created
+    expect(eraseSession).toMatch(/^[A-Za-z0-9_-]{22,}$/)
   })
 
   test("the options page shows the site's approved manifest", async () => {
@@ -123,5 +170,74 @@ describe("what the agent will be told is approved with the site", () => {
     expect(await details.locator(".guidance").textContent()).toContain("Erase when asked.")
     await shoot(options, "options-manifest")
     await options.close()
+  })
+})
+
+describe("a destructive tool's call waits on the user's yes, in a window the page cannot draw", () => {
+  test("allowed once: the window shows the site, the tool and its arguments; the handler runs only after Allow", async () => {
+    const shown = nextConfirmWindow()
+    const turn = eraseTurn(pageOf(), sessionOf(), 1)
+    const window = await shown
+    await window.locator('#args dd[data-arg="what"]').waitFor({ timeout: 10_000 })
+    expect(await window.locator("#site").textContent()).toBe(chain().origins.http)
+    expect(await window.locator("#tool-name").textContent()).toBe("erase")
+    expect(await window.locator('#args dd[data-arg="what"]').textContent()).toBe("the draft")
+    await shoot(window, "confirm-window")
+    await answerWindow(window, "#allow-once")
+    const { ran, lines } = await turn
+    expect(ran).toBe(1)
+    expect(lines).toEqual([{ exit: 0, output: { ok: true, result: { erased: true } } }])
+  })
+
+  test("denied: the agent is told TOOL_DENIED_BY_USER and the page's handler never runs", async () => {
+    const shown = nextConfirmWindow()
+    const turn = eraseTurn(pageOf(), sessionOf(), 1)
+    await answerWindow(await shown, "#deny")
+    const { ran, lines } = await turn
+    expect(ran).toBe(0)
+    expect(lines.map((line) => [line.exit, line.output.error?.code])).toEqual([[1, "TOOL_DENIED_BY_USER"]])
+    expect(lines[0]?.output.error?.message).toContain("Do not retry the same call")
+  })
+
+  test("left open past the tool's 1 s timeout, the call still runs when allowed", async () => {
+    const shown = nextConfirmWindow()
+    const turn = eraseTurn(pageOf(), sessionOf(), 1)
+    const window = await shown
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    await answerWindow(window, "#allow-once")
+    const { ran, lines } = await turn
+    expect(ran).toBe(1)
+    expect(lines.map((line) => line.exit)).toEqual([0])
+  })
+
+  test("the window survives a service-worker stop and its answer still counts", async () => {
+    const shown = nextConfirmWindow()
+    const turn = eraseTurn(pageOf(), sessionOf(), 1)
+    const window = await shown
+    await window.locator('#args dd[data-arg="what"]').waitFor({ timeout: 10_000 })
+    await stopServiceWorkers(chain().context, pageOf())
+    await answerWindow(window, "#allow-once")
+    const { ran, lines } = await turn
+    expect(ran).toBe(1)
+    expect(lines.map((line) => line.exit)).toEqual([0])
+  })
+
+  test("allowed for the session: the next calls of that tool run without asking", async () => {
+    let windows = 0
+    const count = (opened: Page) => {
+      if (opened.url().startsWith(extensionUrl(chain().extensionId, "confirm.html"))) windows++
+    }
+    const shown = nextConfirmWindow()
+    chain().context.on("page", count)
+    try {
+      const turn = eraseTurn(pageOf(), sessionOf(), 3)
+      await answerWindow(await shown, "#allow-session")
+      const { ran, lines } = await turn
+      expect(ran).toBe(3)
+      expect(lines.map((line) => line.exit)).toEqual([0, 0, 0])
+    } finally {
+      chain().context.off("page", count)
+    }
+    expect(windows).toBe(1)
   })
 })

@@ -47,6 +47,16 @@ export const createApproved = async (chain: Chain, page: Page) =>
     }, chain.extensionId)
   )
 
+/** The chat texts of one turn as the page's recorder saw them. */
+export const chatsOf = (page: Page, sessionId: string, turnId: string) =>
+  page.evaluate(
+    ({ sessionId, turnId }) =>
+      (window.e2e.records.get(sessionId) ?? [])
+        .filter((seen) => seen.kind === "chat" && seen.turnId === turnId)
+        .map((seen) => seen.text),
+    { sessionId, turnId }
+  )
+
 export interface CliLine {
   readonly exit: number
   readonly output: {

@@ -8,19 +8,9 @@ import type { Page } from "playwright-core"
 import { describe, expect, test } from "vitest"
 import { approvingIfAsked, stopServiceWorkers } from "../src/chain/Browser.ts"
 import type { Chain } from "../src/chain/Chain.ts"
-import { chainForFile, cliLines, createApproved, waitUntil } from "./harness.ts"
+import { chainForFile, chatsOf, cliLines, createApproved, waitUntil } from "./harness.ts"
 
 const chain = chainForFile()
-
-/** The chat texts of one turn as the page's recorder saw them. */
-const chatsOf = (page: Page, sessionId: string, turnId: string) =>
-  page.evaluate(
-    ({ sessionId, turnId }) =>
-      (window.e2e.records.get(sessionId) ?? [])
-        .filter((seen) => seen.kind === "chat" && seen.turnId === turnId)
-        .map((seen) => seen.text),
-    { sessionId, turnId }
-  )
 
 const originOf = { http: (c: Chain) => c.origins.http, https: (c: Chain) => c.origins.https! }
 

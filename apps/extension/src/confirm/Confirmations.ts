@@ -157,12 +157,12 @@ const apply = Effect.fnUntraced(function* (state: State, call: PendingCall, deci
     state.document.allowed[call.sessionId] = [...allowed, call.tool]
   }
   if (decision === "deny") {
-    const error = PedelecError.fromCode("TOOL_DENIED_BY_USER", "extension", { details: { tool: call.tool } })
-    const params = {
-      sessionId: call.sessionId,
-      toolCallId: call.toolCallId,
-      outcome: { ok: false, error: error.toWire() }
-    }
+    const { code, message, details } = PedelecError.fromCode("TOOL_DENIED_BY_USER", "extension", {
+      details: { tool: call.tool }
+    })
+    // A tool outcome's error is what the agent reads: code, message, details (no wire-only fields).
+    const outcome = { ok: false, error: { code, message, ...(details === undefined ? {} : { details }) } }
+    const params = { sessionId: call.sessionId, toolCallId: call.toolCallId, outcome }
     // Not awaited: the window closes at once; Core's answer (or a dropped link, whose calls Core ends) is its own.
     yield* forward(via.forwarding, "tool.submit_result", params).pipe(Effect.ignore, Effect.forkDetach)
   } else {
