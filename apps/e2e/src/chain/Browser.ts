@@ -30,6 +30,8 @@ export interface LaunchOptions {
   /** More unpacked extensions loaded beside it (the bench's echo relay); Chromium takes one comma-separated list. */
   readonly extraExtensionDirs?: ReadonlyArray<string>
   readonly headless: boolean
+  /** More Chromium flags, e.g. `--enable-features=WebMCP`. */
+  readonly extraFlags?: ReadonlyArray<string>
   /** Inherited by the native host the browser starts. */
   readonly env?: Readonly<Record<string, string>>
 }
@@ -44,7 +46,7 @@ export const launchBrowser = async (options: LaunchOptions): Promise<BrowserCont
   const context = await chromium.launchPersistentContext(options.profileDir, {
     executablePath: CHROMIUM,
     headless: options.headless,
-    args: [...FLAGS, ...extension],
+    args: [...FLAGS, ...(options.extraFlags ?? []), ...extension],
     env: { ...process.env, ...options.env } as Record<string, string>,
     viewport: null
   })

@@ -28,6 +28,8 @@ export interface ChainOptions {
   readonly headless?: boolean
   /** Unpacked extensions loaded beside Pedelec's (the bench's echo relay). */
   readonly extraExtensionDirs?: ReadonlyArray<string>
+  /** More Chromium flags (the WebMCP suite's `--enable-features=WebMCP`). */
+  readonly extraFlags?: ReadonlyArray<string>
   /** Runs on the fresh profile before Chromium starts, e.g. to register another native host in it. */
   readonly prepareProfile?: (profileDir: string) => Promise<void>
 }
@@ -80,6 +82,7 @@ export const startChain = async (options: ChainOptions): Promise<Chain> => {
       extensionDir: loadExtension ? LAYOUT.extensionDir : undefined,
       extensionId,
       ...(options.extraExtensionDirs === undefined ? {} : { extraExtensionDirs: options.extraExtensionDirs }),
+      ...(options.extraFlags === undefined ? {} : { extraFlags: options.extraFlags }),
       headless: options.headless ?? true
     })
     cleanups.push(() => context.close())
