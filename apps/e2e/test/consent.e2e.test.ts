@@ -3,7 +3,9 @@
 // same manifest is not asked again, one whose guidance or tools changed asks again showing what changed, and the
 // options page shows each site's approved manifest. A destructive tool's call waits on the user's yes in a window
 // the extension draws: allowed once, allowed for the session, denied (the agent gets TOOL_DENIED_BY_USER and the
-// page's handler never runs), left open past the tool's timeout, and answered after a service-worker stop.
+// page's handler never runs), left open past the tool's timeout, and answered after a service-worker stop. A site's
+// policy set in the options page refuses, by rule, a provider it does not allow (asked for: the extension; the
+// default: Core), a workspace path, and a session over its limit.
 // Screenshots of each window land in test/screenshots/.
 import { mkdir } from "node:fs/promises"
 import path from "node:path"
@@ -22,32 +24,40 @@ const shoot = async (page: Page, name: string) => {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })
 }
 
-/** Starts a createSession with `skills` (the probe's, with changes) on `page`; resolves with its session id. */
-const create = (page: Page, change: { readonly guidance?: string; readonly extraTool?: boolean } = {}) =>
+/** The skills of the probe page, with changes: what a session of the test asks the agent to be told. */
+type Change = { readonly guidance?: string; readonly extraTool?: boolean }
+
+/** The page's createSession with the probe's skills changed as asked; its session id, or the failure's code. */
+const createOn = (page: Page, change: Change, input: Record<string, unknown> = {}) =>
   page.evaluate(
-    async ({ extensionId, change }) => {
+    async ({ extensionId, change, input }) => {
       const base = window.e2e.skills
-      const tools = change.extraTool
-        ? [
-            ...base.tools,
-            {
-              name: "erase",
-              description: "Erases the whole draft.",
-              argsSchema: { type: "object" as const },
-              // Shorter than any person takes to read the window: it must not run out while the window is open.
-              timeoutMs: 1000,
-              annotations: { destructive: true, title: "Erase draft" }
-            }
-          ]
-        : base.tools
-      const session = await window.e2e
-        .client(extensionId)
-        .createSession({ skills: { guidance: change.guidance ?? base.guidance, tools } })
+      const erase = {
+        name: "erase",
+        description: "Erases the whole draft.",
+        argsSchema: { type: "object" as const },
+        // Shorter than any person takes to read the window: it must not run out while the window is open.
+        timeoutMs: 1000,
+        annotations: { destructive: true, title: "Erase draft" }
+      }
+      const tools = change.extraTool ? [...base.tools, erase] : base.tools
+      const skills = { guidance: change.guidance ?? base.guidance, tools }
+      const created = window.e2e.client(extensionId).createSession({ ...input, skills } as never)
+      const failure = await window.e2e.failure(created)
+      if (failure !== undefined) return { failure }
+      const session = await created
       window.e2e.keep(session)
-      return session.sessionId
+      return { sessionId: session.sessionId }
     },
-    { extensionId: chain().extensionId, change }
+    { extensionId: chain().extensionId, change, input }
   )
+
+/** Starts a createSession with the probe's skills (changed as asked) on `page`; resolves with its session id. */
+const create = async (page: Page, change: Change = {}) => {
+  const outcome = await createOn(page, change)
+  if (outcome.sessionId === undefined) throw new Error(`createSession failed: ${JSON.stringify(outcome.failure)}`)
+  return outcome.sessionId
+}
 
 /** The window's manifest once drawn (it reads it from the extension after load). */
 const drawnManifest = async (window: Page) => {
@@ -105,6 +115,7 @@ const answerWindow = async (window: Page, button: "#allow-once" | "#allow-sessio
   await target.click()
 }
 
+const ERASE_MANIFEST: Change = { guidance: "Tools of the Pedelec E2E test page. Erase when asked.", extraTool: true }
 let page: Page
 let eraseSession: string
 const pageOf = () => page
@@ -141,7 +152,7 @@ describe("what the agent will be told is approved with the site", () => {
 
   test("a changed guidance and a new destructive tool ask again, saying what changed", async () => {
     const shown = nextApprovalWindow(chain().context, chain().extensionId)
-    const created = create(page, { guidance: "Tools of the Pedelec E2E test page. Erase when asked.", extraTool: true })
+    const created = create(page, ERASE_MANIFEST)
     const window = await shown
     const manifest = await drawnManifest(window)
     expect(manifest.title).toBe("This site changed what its agent will be told")
@@ -239,5 +250,55 @@ describe("a destructive tool's call waits on the user's yes, in a window the pag
       chain().context.off("page", count)
     }
     expect(windows).toBe(1)
+  })
+})
+
+/** Sets the http site's policy through the options page's form, as the user does. */
+const setPolicy = async (policy: {
+  readonly only?: ReadonlyArray<string>
+  readonly paths: boolean
+  readonly max?: number
+}) => {
+  const options = await chain().context.newPage()
+  try {
+    await options.goto(extensionUrl(chain().extensionId, "options.html"))
+    const form = options.locator(`form.policy[data-origin="${chain().origins.http}"]`)
+    await options.locator(`#origins li[data-origin="${chain().origins.http}"] details.policy-details summary`).click()
+    await form.locator("input[name=any-provider]").setChecked(policy.only === undefined)
+    for (const box of await form.locator("input[name=provider]").all()) {
+      if (policy.only !== undefined) await box.setChecked(policy.only.includes(await box.inputValue()))
+    }
+    await form.locator("input[name=paths]").setChecked(policy.paths)
+    await form.locator("input[name=max-sessions]").fill(policy.max === undefined ? "" : String(policy.max))
+    if (policy.only !== undefined) await shoot(options, "options-policy")
+    await form.locator("button.save-policy").click()
+    await expect.poll(() => options.locator("#status").textContent(), { timeout: 10_000 }).toContain("Saved the policy")
+  } finally {
+    await options.close()
+  }
+}
+
+/** A create on the approved manifest (so nothing is asked), refused: the failure. */
+const createFailure = async (input: Record<string, unknown>) =>
+  (await createOn(pageOf(), ERASE_MANIFEST, input)).failure
+
+describe("a site's policy, set in the options page, refuses by rule", () => {
+  test("a provider it does not allow, asked for or the default, and a workspace path", async () => {
+    await setPolicy({ only: ["ollama"], paths: false })
+    expect((await createFailure({ provider: "codex" }))?.code).toBe("POLICY_PROVIDER_NOT_ALLOWED")
+    // No provider named: Core's copy refuses the default provider (scripted here).
+    const byCore = await createFailure({})
+    expect(byCore?.code).toBe("POLICY_PROVIDER_NOT_ALLOWED")
+    expect((await createFailure({ provider: "ollama", workspace: { path: "/tmp" } }))?.code).toBe(
+      "POLICY_WORKSPACE_NOT_ALLOWED"
+    )
+  })
+
+  test("a session over its live-session limit", async () => {
+    await setPolicy({ paths: true, max: 1 })
+    const failure = await createFailure({})
+    expect(failure?.code).toBe("POLICY_SESSION_LIMIT")
+    expect(failure?.message).toContain("limit is 1")
+    await setPolicy({ paths: true })
   })
 })

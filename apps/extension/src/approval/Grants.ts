@@ -1,11 +1,12 @@
 /**
  * Grants — what the user has allowed, kept in `chrome.storage.local`: the approved origins, and per origin the
- * explicit workspace paths it may use (SPEC §12: a path is a second grant) and the manifest (guidance and tool index)
- * its sessions were last approved with (Manifest). Only this worker writes them, so a copy is kept in memory after the
+ * explicit workspace paths it may use (SPEC §12: a path is a second grant), the manifest (guidance and tool index)
+ * its sessions were last approved with (Manifest), and the site policy the user set (the extension's copy of Core's). Only this worker writes them, so a copy is kept in memory after the
  * first read. It does not ask the user (Approvals does) nor end sessions (Revocation).
  */
 import { Origin } from "@pedelec/contracts/Ids"
 import { AbsolutePath } from "@pedelec/contracts/Session"
+import { DEFAULT_SITE_POLICY, SitePolicy } from "@pedelec/contracts/SitePolicy"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -19,7 +20,8 @@ const STORAGE_KEY = "grants"
 /** The stored document: approved origins, each with the workspace paths granted to it and its approved manifest. */
 const OriginDocument = Schema.Struct({
   paths: Schema.Array(AbsolutePath),
-  manifest: Schema.optionalKey(ApprovedManifest)
+  manifest: Schema.optionalKey(ApprovedManifest),
+  policy: Schema.optionalKey(SitePolicy)
 })
 const GrantsDocument = Schema.Struct({ origins: Schema.Record(Schema.String, OriginDocument) })
 type GrantsDocument = typeof GrantsDocument.Type
@@ -27,15 +29,17 @@ type GrantsDocument = typeof GrantsDocument.Type
 interface OriginState {
   readonly paths: Set<string>
   manifest: ApprovedManifest | undefined
+  policy: SitePolicy | undefined
 }
 
 export interface OriginGrant {
   readonly origin: Origin
   readonly paths: ReadonlyArray<string>
   readonly manifest: ApprovedManifest | undefined
+  readonly policy: SitePolicy
 }
 
-const fresh = (): OriginState => ({ paths: new Set(), manifest: undefined })
+const fresh = (): OriginState => ({ paths: new Set(), manifest: undefined, policy: undefined })
 
 export class Grants extends Context.Service<
   Grants,
@@ -52,6 +56,10 @@ export class Grants extends Context.Service<
     readonly manifestOf: (origin: Origin) => Effect.Effect<ApprovedManifest | undefined>
     /** Also approves the origin, as a path does. */
     readonly approveManifest: (origin: Origin, manifest: ApprovedManifest) => Effect.Effect<void>
+    /** The site's policy; DEFAULT_SITE_POLICY until the user set one. */
+    readonly policyOf: (origin: Origin) => Effect.Effect<SitePolicy>
+    /** Only for an approved origin (a policy is part of what the user allowed it). */
+    readonly setPolicy: (origin: Origin, policy: SitePolicy) => Effect.Effect<void>
     readonly list: Effect.Effect<ReadonlyArray<OriginGrant>>
   }
 >()("pedelec/extension/Grants") {
@@ -69,8 +77,8 @@ export class Grants extends Context.Service<
           Option.getOrElse((): GrantsDocument => ({ origins: {} }))
         )
         const loaded = new Map<string, OriginState>()
-        for (const [origin, { paths, manifest }] of Object.entries(document.origins)) {
-          if (Schema.is(Origin)(origin)) loaded.set(origin, { paths: new Set(paths), manifest })
+        for (const [origin, { paths, manifest, policy }] of Object.entries(document.origins)) {
+          if (Schema.is(Origin)(origin)) loaded.set(origin, { paths: new Set(paths), manifest, policy })
         }
         // Another fiber may have loaded meanwhile; the first copy wins so no write is lost.
         cache ??= loaded
@@ -78,9 +86,10 @@ export class Grants extends Context.Service<
       })
 
       const save = (grants: Map<string, OriginState>) => {
-        const entry = ({ paths, manifest }: OriginState) => ({
+        const entry = ({ paths, manifest, policy }: OriginState) => ({
           paths: [...paths],
-          ...(manifest === undefined ? {} : { manifest })
+          ...(manifest === undefined ? {} : { manifest }),
+          ...(policy === undefined ? {} : { policy })
         })
         const document: GrantsDocument = {
           origins: Object.fromEntries([...grants].map(([origin, state]) => [origin, entry(state)]))
@@ -120,6 +129,13 @@ export class Grants extends Context.Service<
           })
         ),
         manifestOf: (origin) => Effect.map(load, (grants) => grants.get(origin)?.manifest),
+        policyOf: (origin) => Effect.map(load, (grants) => grants.get(origin)?.policy ?? DEFAULT_SITE_POLICY),
+        setPolicy: Effect.fn("Grants.setPolicy")((origin: Origin, policy: SitePolicy) =>
+          update((grants) => {
+            const state = grants.get(origin)
+            if (state !== undefined) state.policy = policy
+          })
+        ),
         approveManifest: Effect.fn("Grants.approveManifest")((origin: Origin, manifest: ApprovedManifest) =>
           update((grants) => {
             const state = grants.get(origin) ?? fresh()
@@ -132,7 +148,8 @@ export class Grants extends Context.Service<
             .map(([origin, state]) => ({
               origin: origin as Origin,
               paths: [...state.paths].sort(),
-              manifest: state.manifest
+              manifest: state.manifest,
+              policy: state.policy ?? DEFAULT_SITE_POLICY
             }))
             .sort((a, b) => a.origin.localeCompare(b.origin))
         )

@@ -1,18 +1,20 @@
 /**
  * The options page's script (options.html, also the action popup): approved origins with Revoke, each origin's
- * granted workspace paths with Revoke and the manifest its sessions were approved with (manifest-view), and Core's
- * live sessions per origin. It only asks the worker (which owns the
+ * granted workspace paths with Revoke, the manifest its sessions were approved with (manifest-view), its policy
+ * (policy-form, saved through the worker into Core and the extension), and Core's live sessions per origin. It only asks the worker (which owns the
  * grants and the native ports) and shows what it answers, decoded with Schema. Selectors are stable for tests:
  * `#origins li[data-origin]`, `button.revoke-origin[data-origin]`, `button.revoke-path[data-origin][data-path]`,
  * `#origins li[data-origin] details.manifest-details`, `#sessions li[data-session-id]`, `#sessions-error`, `#status`.
  */
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import type { SessionInfo } from "@pedelec/contracts/Session"
+import type { SitePolicy } from "@pedelec/contracts/SitePolicy"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import type { ApprovedManifest } from "../approval/Manifest.ts"
 import { manifestBlock } from "../approval/manifest-view.ts"
 import { type OptionsState, OptionsState as OptionsStateSchema, RevokeResult, UiResponse } from "../ui/UiMessages.ts"
+import { policyForm, policySummary } from "./policy-form.ts"
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
 const origins = element<HTMLUListElement>("origins")
@@ -95,10 +97,28 @@ const manifestDetails = (approved: ApprovedManifest) => {
   return details
 }
 
+/** The site's policy, folded under its summary in words. */
+const policyDetails = (origin: string, policy: SitePolicy) => {
+  const details = document.createElement("details")
+  details.className = "policy-details"
+  const summary = document.createElement("summary")
+  summary.textContent = `Policy: ${policySummary(policy)}`
+  details.append(
+    summary,
+    policyForm(
+      origin,
+      policy,
+      (next) => void savePolicy(origin, next),
+      (message) => report(message, true)
+    )
+  )
+  return details
+}
+
 const render = (state: OptionsState) => {
   origins.replaceChildren()
   element("no-origins").hidden = state.origins.length > 0
-  for (const { origin, paths, openPorts, manifest } of state.origins) {
+  for (const { origin, paths, openPorts, manifest, policy } of state.origins) {
     const li = document.createElement("li")
     li.dataset.origin = origin
     const label = document.createElement("span")
@@ -125,6 +145,7 @@ const render = (state: OptionsState) => {
       }
       li.append(list)
     }
+    li.append(policyDetails(origin, policy))
     if (manifest !== undefined) li.append(manifestDetails(manifest))
     origins.append(li)
   }
@@ -160,6 +181,16 @@ const revokeOrigin = async (origin: string) => {
         : `Revoked ${origin}, but its sessions could not be ended now: ${explainCoreError(outcome.coreError)}`,
       outcome.coreError !== undefined
     )
+  } catch (error) {
+    report(error instanceof Error ? error.message : String(error), true)
+  }
+  await refresh()
+}
+
+const savePolicy = async (origin: string, policy: SitePolicy) => {
+  try {
+    const saved = await ask(Schema.Unknown, { kind: "origin.set_policy", origin, policy })
+    report(saved === undefined ? "" : `Saved the policy of ${origin}.`)
   } catch (error) {
     report(error instanceof Error ? error.message : String(error), true)
   }

@@ -16,6 +16,7 @@ import { Approvals } from "../approval/Approvals.ts"
 import { Grants } from "../approval/Grants.ts"
 import { Chrome, type PortLike } from "../browser/Chrome.ts"
 import { Confirmations } from "../confirm/Confirmations.ts"
+import { HostCalls } from "../host/HostCalls.ts"
 import { NativeLink } from "../host/NativeLink.ts"
 import { makeForwarding } from "./PageConnection/Forwarding.ts"
 import { dispatch, type PageMethodsContext } from "./PageConnection/Methods.ts"
@@ -41,6 +42,7 @@ interface Services {
   readonly approvals: Approvals["Service"]
   readonly nativeLink: NativeLink["Service"]
   readonly confirmations: Confirmations["Service"]
+  readonly hostCalls: HostCalls["Service"]
 }
 
 export class PageConnection extends Context.Service<
@@ -58,7 +60,8 @@ export class PageConnection extends Context.Service<
         grants: yield* Grants,
         approvals: yield* Approvals,
         nativeLink: yield* NativeLink,
-        confirmations: yield* Confirmations
+        confirmations: yield* Confirmations,
+        hostCalls: yield* HostCalls
       }
       return PageConnection.of({
         open: Effect.fn("PageConnection.open")(function* (port: PortLike, origin: Origin) {

@@ -8,6 +8,7 @@
 import { Origin } from "@pedelec/contracts/Ids"
 import { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import { AbsolutePath, SessionInfo } from "@pedelec/contracts/Session"
+import { SitePolicy } from "@pedelec/contracts/SitePolicy"
 import * as Schema from "effect/Schema"
 import { ApprovedManifest } from "../approval/Manifest.ts"
 
@@ -32,12 +33,20 @@ export const RevokePathRequest = Schema.Struct({
   path: AbsolutePath
 })
 
+/** The options page sets a site's whole policy (Core's copy first, then the extension's). */
+export const SetPolicyRequest = Schema.Struct({
+  kind: Schema.Literal("origin.set_policy"),
+  origin: Origin,
+  policy: SitePolicy
+})
+
 export const UiRequest = Schema.Union([
   ApprovalDecision,
   ConfirmDecision,
   OptionsStateRequest,
   RevokeOriginRequest,
-  RevokePathRequest
+  RevokePathRequest,
+  SetPolicyRequest
 ])
 export type UiRequest = typeof UiRequest.Type
 
@@ -54,7 +63,8 @@ export const OptionsState = Schema.Struct({
       origin: Origin,
       paths: Schema.Array(Schema.String),
       openPorts: Schema.Int,
-      manifest: Schema.optionalKey(ApprovedManifest)
+      manifest: Schema.optionalKey(ApprovedManifest),
+      policy: SitePolicy
     })
   ),
   sessions: SessionsListing

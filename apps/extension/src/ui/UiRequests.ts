@@ -73,9 +73,10 @@ const optionsState = Effect.fnUntraced(function* ({ grants, pagePorts, hostCalls
   const origins = yield* grants.list
   const open = yield* pagePorts.count
   const state: OptionsState = {
-    origins: origins.map(({ origin, paths, manifest }) => ({
+    origins: origins.map(({ origin, paths, manifest, policy }) => ({
       origin,
       paths,
+      policy,
       openPorts: open.get(origin) ?? 0,
       ...(manifest === undefined ? {} : { manifest })
     })),
@@ -108,6 +109,15 @@ const handle = Effect.fn("UiRequests.handle")(function* (services: Services, mes
       return answered(yield* optionsState(services))
     case "origin.revoke":
       return answered(yield* services.revocation.revokeOrigin(request.origin))
+    case "origin.set_policy": {
+      // Core's copy first: a policy the runtime did not take is not shown as set.
+      const set = yield* services.hostCalls
+        .call("origin.set_policy", { origin: request.origin, policy: request.policy })
+        .pipe(Effect.result)
+      if (set._tag === "Failure") return refused(`The policy was not saved: ${set.failure.message}`)
+      yield* services.grants.setPolicy(request.origin, set.success)
+      return answered(set.success)
+    }
     case "path.revoke":
       yield* services.revocation.revokePath(request.origin, request.path)
       return answered({})

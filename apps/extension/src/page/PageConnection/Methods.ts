@@ -18,8 +18,10 @@ import type { Grants } from "../../approval/Grants.ts"
 import { digestOf, manifestOf } from "../../approval/Manifest.ts"
 import type { Chrome } from "../../browser/Chrome.ts"
 import type { Confirmations } from "../../confirm/Confirmations.ts"
+import type { HostCalls } from "../../host/HostCalls.ts"
 import type { PageCall } from "../PageRequests.ts"
 import { type Forwarding, forward } from "./Forwarding.ts"
+import { checkPolicy } from "./Policy.ts"
 
 /** How long `extension.approval_status` waits for Core before it says `appConnected: false`. */
 export const STATUS_PROBE_TIMEOUT_MS = 3_000
@@ -29,6 +31,7 @@ export interface PageMethodsContext {
   readonly grants: Grants["Service"]
   readonly approvals: Approvals["Service"]
   readonly confirmations: Confirmations["Service"]
+  readonly hostCalls: HostCalls["Service"]
   readonly forwarding: Forwarding
   /** Sessions this port handles the tool calls of. */
   readonly claims: Set<SessionId>
@@ -69,6 +72,8 @@ const createSession = Effect.fnUntraced(function* (context: PageMethodsContext, 
   const { origin } = forwarding
   const { input } = params
   const approved = yield* grants.isApproved(origin)
+  // An approved site's policy first: nothing is asked of the user for a session it may not have.
+  if (approved) yield* checkPolicy(grants, context.hostCalls, origin, input)
   const path = input.workspace?.path
   const pathGranted = path === undefined || (yield* grants.hasPath(origin, path))
   const manifest = manifestOf(input.skills)
