@@ -57,8 +57,18 @@ export const program = (command: McpCommand, version: string) =>
     Effect.provideService(Logger.LogToStderr, true)
   )
 
-/** stdin closing ends the server (the stdio protocol interrupts it): that is the normal end, exit 0. */
-export const run = (command: McpCommand, version: string): void =>
+/**
+ * stdin closing ends the server (the stdio protocol interrupts it): that is the normal end, exit 0. A signal means
+ * the agent's CLI is being stopped: nothing is left to hand over (Core cancels a call whose caller went), so the
+ * server exits at once rather than wind its layers down while the CLI's kill sequence waits on it (up to ~400 ms of
+ * a gemini session's end under load).
+ */
+export const run = (command: McpCommand, version: string): void => {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(EXIT.ok))
+  runServer(command, version)
+}
+
+const runServer = (command: McpCommand, version: string): void =>
   NodeRuntime.runMain(program(command, version), {
     disableErrorReporting: true,
     teardown: (exit, onExit) =>
