@@ -151,6 +151,8 @@ const handlers = (recorded: Recorded, options: FakeCoreOptions) => {
           return callTool(name, args, recorded)
         })
       ),
+    // The fake's calls never wait on a user: the wait lasts until the agent interrupts it.
+    "tool.waits_on_user": ({ sessionId }) => owned(sessionId).pipe(Effect.andThen(Effect.never)),
     "deno.prepare": ({ sessionId }) =>
       owned(sessionId).pipe(
         Effect.andThen(() =>

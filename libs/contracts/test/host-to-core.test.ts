@@ -44,6 +44,11 @@ describe("host methods are Core RPC tags", () => {
     )
   })
 
+  it("a page can name none of the extension's own methods (site policies, revocation, the session list)", () => {
+    for (const method of Object.keys(ExtensionMethods)) assert.isFalse(Object.hasOwn(PageMethods, method), method)
+    assert.isTrue(Object.hasOwn(ExtensionMethods, "origin.set_policy"))
+  })
+
   it("the methods the extension answers are page methods the host never relays", () => {
     for (const method of extensionAnswers) assert.isTrue(Object.hasOwn(PageMethods, method), method)
   })

@@ -87,6 +87,7 @@ const ACCEPTS_ANYTHING = new Set([
   "HostRpcs.session.end.success",
   "HostRpcs.tool.progress.success",
   "HostRpcs.tool.awaiting_user.success",
+  "AgentRpcs.tool.waits_on_user.success",
   "DesktopRpcs.desktop.status.payload",
   "DesktopRpcs.desktop.settings.get.payload",
   "DesktopRpcs.desktop.effort.describe.payload",

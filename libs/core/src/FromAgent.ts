@@ -37,7 +37,9 @@ export const AgentHandlers = AgentRpcs.toLayer(
     return AgentRpcs.of({
       "tool.list": () => Effect.map(callerSession, (session) => tools.list(session)),
       "tool.spec": ({ name }) => Effect.flatMap(callerSession, (session) => tools.spec(session, name)),
-      "tool.call": ({ name, args }) => Effect.flatMap(callerSession, (session) => tools.call(session, name, args)),
+      "tool.call": ({ name, args, tag }) =>
+        Effect.flatMap(callerSession, (session) => tools.call(session, name, args, tag)),
+      "tool.waits_on_user": ({ tag }) => Effect.flatMap(callerSession, (session) => tools.waitsOnUser(session, tag)),
       "deno.prepare": () => denoPrepare()
     })
   })

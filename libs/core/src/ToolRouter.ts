@@ -69,7 +69,8 @@ const open = Effect.fnUntraced(function* (skills: Skills | undefined, workspace:
     queue: [],
     claims: [],
     answerer: yield* Ref.make<Claim | undefined>(undefined),
-    ownerTimer: yield* FiberHandle.make<void>()
+    ownerTimer: yield* FiberHandle.make<void>(),
+    userWaits: new Map()
   } satisfies SessionTools
 })
 
@@ -87,7 +88,7 @@ const armOwnerTimer = Effect.fnUntraced(function* (session: Session) {
 })
 
 /** Queues the call, offers it when it is the head, and waits for its end (interrupting the wait cancels it). */
-const enqueue = (session: Session, call: Pick<Call, "toolCallId" | "turnId" | "tool" | "args">) =>
+const enqueue = (session: Session, call: Pick<Call, "toolCallId" | "turnId" | "tool" | "args" | "tag">) =>
   Effect.scoped(
     Effect.gen(function* () {
       const entry: Call = {
@@ -108,7 +109,7 @@ const enqueue = (session: Session, call: Pick<Call, "toolCallId" | "turnId" | "t
     })
   )
 
-const call = Effect.fnUntraced(function* (session: Session, name: string, args: Schema.Json) {
+const call = Effect.fnUntraced(function* (session: Session, name: string, args: Schema.Json, tag?: string) {
   const tool = yield* toolOf(session, name)
   yield* checkArgs(tool, args)
   const turn = yield* Ref.get(session.turn)
@@ -119,7 +120,7 @@ const call = Effect.fnUntraced(function* (session: Session, name: string, args: 
     return yield* fail("TOOL_QUEUE_FULL", { tool: name, limit: TOOL_LIMITS.queueBound })
   }
   const toolCallId = mintToolCallId()
-  const outcome = yield* enqueue(session, { toolCallId, turnId: turn.turnId, tool, args })
+  const outcome = yield* enqueue(session, { toolCallId, turnId: turn.turnId, tool, args, tag })
   return yield* agentLine(session.workspace, toolCallId, outcome)
 })
 
@@ -191,10 +192,25 @@ const awaitingUser = Effect.fnUntraced(function* (
   const entry = yield* claimedCall(session, toolCallId, connection)
   if (entry?.offeredAt === undefined || entry.awaitingUser) return
   entry.awaitingUser = true
+  const heard = entry.tag === undefined ? undefined : session.tools.userWaits.get(entry.tag)
+  if (heard !== undefined) yield* Deferred.succeed(heard, undefined)
   const now = yield* Clock.currentTimeMillis
   const until = Math.max(entry.offeredAt + TOOL_LIMITS.awaitingUserCeilingMs, entry.deadline)
   yield* armTimeout(session, entry, Math.max(0, until - now))
 })
+
+/**
+ * Completes once the agent's call named `tag` waits on the user (at once if it already does), so `pedelec-cli mcp`
+ * can tell its client; the agent interrupts it when the call ends. One wait per tag.
+ */
+const waitsOnUser = (session: Session, tag: string) =>
+  Effect.gen(function* () {
+    const { queue, userWaits } = session.tools
+    if (queue.some((c) => c.tag === tag && c.awaitingUser)) return
+    const heard = userWaits.get(tag) ?? (yield* Deferred.make<void>())
+    userWaits.set(tag, heard)
+    yield* Deferred.await(heard).pipe(Effect.ensuring(Effect.sync(() => userWaits.delete(tag))))
+  })
 
 /** What claims the tools: the subscriber's connection, and the page's token (minted when it gave none). */
 export interface Claimer {
@@ -257,8 +273,15 @@ export class ToolRouter extends Context.Service<
     ) => Effect.Effect<SessionTools, PedelecError, Scope.Scope>
     readonly list: (session: Session) => ReadonlyArray<ToolSummary>
     readonly spec: (session: Session, name: string) => Effect.Effect<ToolSpec, PedelecError>
-    /** The agent's call; interrupting it (the caller left) cancels it. */
-    readonly call: (session: Session, name: string, args: Schema.Json) => Effect.Effect<CliOutput, PedelecError>
+    /** The agent's call (`tag`: its own name for it, see waitsOnUser); interrupting it (the caller left) cancels it. */
+    readonly call: (
+      session: Session,
+      name: string,
+      args: Schema.Json,
+      tag?: string
+    ) => Effect.Effect<CliOutput, PedelecError>
+    /** Completes when the agent's call tagged `tag` waits on the user (`pedelec-cli mcp` tells its client so). */
+    readonly waitsOnUser: (session: Session, tag: string) => Effect.Effect<void>
     /** From the claim's connection only (else `TOOL_NOT_CLAIMED`); false for a call no longer waiting. */
     readonly submit: (
       session: Session,
@@ -293,7 +316,8 @@ export class ToolRouter extends Context.Service<
         open: Effect.fn("ToolRouter.open")(open),
         list: (session) => [...session.tools.catalog.values()].map(summaryOf),
         spec: (session, name) => Effect.map(toolOf(session, name), (tool) => tool.spec),
-        call: Effect.fn("ToolRouter.call")((session, name, args) => provided(call(session, name, args))),
+        call: Effect.fn("ToolRouter.call")((session, name, args, tag) => provided(call(session, name, args, tag))),
+        waitsOnUser: (session, tag) => waitsOnUser(session, tag),
         submit: Effect.fn("ToolRouter.submit")((session, id, outcome, connection) =>
           provided(submit(session, id, outcome, connection))
         ),

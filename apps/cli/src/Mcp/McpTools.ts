@@ -3,7 +3,8 @@
  * (name, description, the page's argsSchema as its JSON inputSchema, the manifest's hints as MCP annotations) whose
  * handle is one SessionTools call. The outcome is a text result: the page's result as JSON, or, for a result file,
  * a page failure or a Core refusal, the very line `pedelec-cli tool-call` prints (`isError` unless `ok`), so an
- * agent reads the same coded error and what-to-do message either way. It does not reach Core (SessionTools).
+ * agent reads the same coded error and what-to-do message either way; a client that asked for progress hears when
+ * a call waits on the user. It does not reach Core (SessionTools).
  */
 
 import type { ToolSpec } from "@pedelec/contracts/node/AgentLink"
@@ -59,6 +60,23 @@ export const toResult = (output: CliOutput): McpSchema.CallToolResult => {
   })
 }
 
+export const WAITING_ON_USER = "waiting on the user: the page asked a person, and the call has no timeout meanwhile"
+
+/**
+ * For a request whose client asked for progress (`_meta.progressToken`), the notification that says the call waits
+ * on the user; none otherwise. The shell's `tool-call` just waits.
+ */
+const waitingNotice = (server: McpServer.McpServer["Service"]) =>
+  Effect.map(McpSchema.McpRequestContext, ({ requestMetadata }) => {
+    const progressToken = requestMetadata?.progressToken
+    if (typeof progressToken !== "string" && typeof progressToken !== "number") return undefined
+    return server.notifications["notifications/progress"]({
+      progressToken,
+      progress: 0,
+      message: WAITING_ON_USER
+    }).pipe(Effect.ignore)
+  })
+
 /** Registers every tool of the session before the server reads its first request. */
 export const McpTools = Layer.effectDiscard(
   Effect.gen(function* () {
@@ -70,7 +88,10 @@ export const McpTools = Layer.effectDiscard(
         server.addTool({
           tool: toMcpTool(spec),
           annotations: Context.empty(),
-          handle: (args: Readonly<Record<string, unknown>>) => session.call(spec.name, args).pipe(Effect.map(toResult))
+          handle: (args: Readonly<Record<string, unknown>>) =>
+            Effect.flatMap(waitingNotice(server), (notice) => session.call(spec.name, args, notice)).pipe(
+              Effect.map(toResult)
+            )
         }),
       { discard: true }
     )

@@ -2,7 +2,8 @@
  * SessionTools — the session's page tools over one AgentWire connection for the whole life of `pedelec-cli mcp`:
  * checks the thread id and capability, connects and says hello exactly as the agent commands do (Agent), reads
  * every tool's spec once (Core fixes a session's catalog when the session is created, so it never changes under
- * us), and calls a tool as the same Core `tool.call` that `pedelec-cli tool-call` sends, any number at a time.
+ * us), and calls a tool as the same Core `tool.call` that `pedelec-cli tool-call` sends, any number at a time; when
+ * the caller wants to hear that a call waits on the user, it tags the call and asks Core (`tool.waits_on_user`).
  * Interrupting a call interrupts its Core request alone, so Core aborts the page's handler and the wire stays up.
  * It does not speak MCP (McpTools) nor print anything (Mcp).
  */
@@ -25,7 +26,11 @@ export interface SessionToolsShape {
    * One call, answered with the line `pedelec-cli tool-call` would print: the page's outcome, the result file, or
    * Core's refusal (`ok: false`, in the agent's words). Never fails: a refusal is something the agent acts on.
    */
-  readonly call: (name: string, args: Readonly<Record<string, unknown>>) => Effect.Effect<CliOutput>
+  readonly call: (
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    onWaitingOnUser?: Effect.Effect<void>
+  ) => Effect.Effect<CliOutput>
 }
 
 interface Link {
@@ -94,8 +99,29 @@ export class SessionTools extends Context.Service<SessionTools, SessionToolsShap
         const { threadId } = options
         const opened = yield* link(threadId, options.version)
         const specs = yield* readSpecs(opened, threadId)
-        const call = Effect.fn("SessionTools.call")(function* (name: string, args: Readonly<Record<string, unknown>>) {
-          const answer = yield* request(opened.wire, "tool.call", { sessionId: threadId, name, args })
+        let calls = 0
+        const call = Effect.fn("SessionTools.call")(function* (
+          name: string,
+          args: Readonly<Record<string, unknown>>,
+          onWaitingOnUser?: Effect.Effect<void>
+        ) {
+          if (onWaitingOnUser === undefined) {
+            return outputOf(
+              yield* request(opened.wire, "tool.call", { sessionId: threadId, name, args }),
+              opened,
+              threadId
+            )
+          }
+          // Tagged, so that Core can say when this call waits on a person; that wait ends with the call.
+          const tag = `${process.pid}-${++calls}`
+          const heard = request(opened.wire, "tool.waits_on_user", { sessionId: threadId, tag }).pipe(
+            Effect.flatMap((answer) => (answer._tag === "Success" ? onWaitingOnUser : Effect.void)),
+            Effect.andThen(Effect.never)
+          )
+          const answer = yield* Effect.raceFirst(
+            request(opened.wire, "tool.call", { sessionId: threadId, name, args, tag }),
+            heard
+          )
           return outputOf(answer, opened, threadId)
         })
         return SessionTools.of({ specs, call })

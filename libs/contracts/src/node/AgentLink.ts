@@ -48,6 +48,9 @@ export const DenoRunPolicy = Schema.Struct({
 })
 export type DenoRunPolicy = typeof DenoRunPolicy.Type
 
+/** An agent's own name for one of its calls, unique among its calls in flight. */
+const CallTag = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_-]{1,64}$/))
+
 /** The thread id the agent passed; Core checks it names the capability's session. */
 const OnThread = { sessionId: SessionId }
 
@@ -60,10 +63,16 @@ export class AgentRpcs extends RpcGroup.make(
    * queue moves on. Core refusing the call itself (`TOOL_ARGS_INVALID`, `UNAUTHORIZED`, …) is the error channel.
    */
   Rpc.make("tool.call", {
-    payload: { ...OnThread, name: ToolName, args: Schema.Json },
+    payload: { ...OnThread, name: ToolName, args: Schema.Json, tag: Schema.optionalKey(CallTag) },
     success: CliOutput,
     error: PedelecError
   }),
+  /**
+   * Answers once the call this agent tagged `tag` waits on the user (the page said a person is answering), at once
+   * if it already does; the agent interrupts it when the call ends. `pedelec-cli mcp` turns it into a progress
+   * notification for a client that asked for progress.
+   */
+  Rpc.make("tool.waits_on_user", { payload: { ...OnThread, tag: CallTag }, error: PedelecError }),
   /** pedelec-deno asks before every run: the session's workspace and the run's limits. */
   Rpc.make("deno.prepare", { payload: OnThread, success: DenoRunPolicy, error: PedelecError })
 ).middleware(AgentAuth) {}

@@ -32,6 +32,8 @@ export interface Call {
   deadline: number
   /** The page said a person is answering: the timeout is paused until the call ends or the ceiling passes. */
   awaitingUser: boolean
+  /** The agent's own name for the call (`pedelec-cli mcp`), so it can ask to hear when the call waits on the user. */
+  readonly tag: string | undefined
 }
 
 /**
@@ -58,6 +60,8 @@ export interface SessionTools {
   readonly answerer: Ref.Ref<Claim | undefined>
   /** Runs while calls wait and no page claims the tools: at the end of the grace they fail `TOOL_OWNER_GONE`. */
   readonly ownerTimer: FiberHandle.FiberHandle<void>
+  /** The agent's waits for a tagged call to wait on the user, by tag (ToolRouter's waitsOnUser). */
+  readonly userWaits: Map<string, Deferred.Deferred<void>>
 }
 
 /** Why a call ended without an answer: the reasons a `tool_call_cancelled` event may carry. */
