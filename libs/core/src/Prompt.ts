@@ -18,8 +18,11 @@ export interface PromptContext {
   readonly denoAvailable: boolean
   /** The agent is given the page's tools as function tools (pedelec-agent), not as shell commands. */
   readonly toolsAsFunctions: boolean
-  /** The agent's CLI also has them as MCP tools of the `pedelec` server: prefer those, the command stays the fallback. */
-  readonly toolsAsMcp?: boolean
+  /**
+   * The agent's CLI also has them as MCP tools of the `pedelec` server, listed as this (`<name>` for the tool's
+   * name): prefer those, the command stays the fallback.
+   */
+  readonly mcpToolsListedAs?: string | undefined
 }
 
 /** Single quotes survive every POSIX shell; a quote inside is closed, escaped and reopened. */
@@ -74,9 +77,9 @@ export const fencedGuidance = (guidance: string): string | undefined => {
 const rules = (context: PromptContext): Array<string> => [
   "You are working for a web page through Pedelec. The page defines tools that run in the user's browser.",
   `Your Pedelec session (thread) id is ${context.sessionId}.`,
-  ...(context.toolsAsMcp === true
+  ...(context.mcpToolsListedAs !== undefined
     ? [
-        "- The page's tools are also your MCP tools (server `pedelec`, listed as `mcp__pedelec__<name>`): prefer them. Each answers with the same JSON line; a refusal comes back as an error carrying that line.",
+        `- The page's tools are also your MCP tools (server \`pedelec\`, listed as \`${context.mcpToolsListedAs}\`): prefer them. Each answers with the same JSON line; a refusal comes back as an error carrying that line.`,
         "- If they are not offered or the server is unavailable, call the tool with the pedelec-cli command shown for it; it prints exactly one JSON line."
       ]
     : ["- Call a page tool only with the pedelec-cli command shown for it; it prints exactly one JSON line."]),

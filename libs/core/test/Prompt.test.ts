@@ -79,7 +79,7 @@ describe("freshSessionPrompt", () => {
 
   it("for a CLI given the tools over MCP too: prefer the MCP tools, the shell command stays the fallback", () => {
     const context = { sessionId, guidance: undefined, tools, denoAvailable: false, toolsAsFunctions: false }
-    const mcp = freshSessionPrompt({ ...context, toolsAsMcp: true }, "Draw a square.")
+    const mcp = freshSessionPrompt({ ...context, mcpToolsListedAs: "mcp__pedelec__<name>" }, "Draw a square.")
     assert.include(mcp, "mcp__pedelec__<name>")
     assert.include(mcp, "call the tool with the pedelec-cli command shown for it")
     // The command for each tool is still in the index, for the fallback.

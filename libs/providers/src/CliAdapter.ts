@@ -36,8 +36,8 @@ export interface CliAdapterSpec {
   readonly notFound: string
   readonly effortAllowList: EffortAllowList
   readonly defaultEffort: DefaultEffortProfiles
-  /** Whether the CLI is given the page's tools over MCP too (PedelecMcp). */
-  readonly toolsAsMcp?: boolean
+  /** Whether the CLI is given the page's tools over MCP too (PedelecMcp), and how it lists them to the model. */
+  readonly toolsAsMcp?: { readonly listedAs: string }
   /** The session's process over the copy Discovery found; fails PROVIDER_START_FAILED when it cannot run. */
   readonly sessionProcess: (
     cli: FoundCli,
@@ -56,7 +56,7 @@ export const makeCliAdapter = (spec: CliAdapterSpec, options: CliAdapterOptions 
     ...spec.about,
     effortAllowList: spec.effortAllowList,
     defaultEffort: spec.defaultEffort,
-    ...(spec.toolsAsMcp === true ? { toolsAsMcp: true } : {}),
+    ...(spec.toolsAsMcp === undefined ? {} : { toolsAsMcp: spec.toolsAsMcp }),
     detect,
     start: (session) => startSession(session).pipe(Effect.provide(options.agentProcess ?? AgentProcess.layer))
   }

@@ -98,8 +98,11 @@ export interface ProviderAdapter {
   readonly effortAllowList: EffortAllowList
   /** The agent gets the page's tools as function tools (pedelec-agent) rather than pedelec-cli commands. */
   readonly toolsAsFunctions?: boolean
-  /** The agent also gets the page's tools as MCP tools of a `pedelec` server (`pedelec-cli mcp`). */
-  readonly toolsAsMcp?: boolean
+  /**
+   * The agent also gets the page's tools as MCP tools of a `pedelec` server (`pedelec-cli mcp`), listed to the model
+   * as `listedAs` with `<name>` for the tool's name (each CLI names MCP tools its own way; the prompt says which).
+   */
+  readonly toolsAsMcp?: { readonly listedAs: string }
   /** Core starts the session process when the session opens, not at its first turn, which then finds it ready. */
   readonly startsWithSession?: boolean
   /** Used for a level the user's settings do not define; each token passes `effortAllowList`. */

@@ -164,7 +164,7 @@ const firstPrompt = Effect.fnUntraced(function* (session: Session, userText: str
       // pedelec-deno sits beside pedelec-cli; without it the agent is never told to run scripts (SPEC §9).
       denoAvailable: config.binDir !== undefined && existsSync(join(config.binDir, "pedelec-deno")),
       toolsAsFunctions: session.adapter.toolsAsFunctions === true,
-      toolsAsMcp: session.adapter.toolsAsMcp === true
+      mcpToolsListedAs: session.adapter.toolsAsMcp?.listedAs
     },
     userText
   )

@@ -139,7 +139,7 @@ export const makeClaudeAdapter = (options: CliAdapterOptions = {}): ProviderAdap
       notFound: NOT_FOUND,
       effortAllowList: CLAUDE_EFFORT_ALLOW_LIST,
       defaultEffort: effortProfilesOf((level) => `--effort=${level}`),
-      toolsAsMcp: true,
+      toolsAsMcp: { listedAs: "mcp__pedelec__<name>" },
       sessionProcess: (cli, session) => {
         if (session.fullAccess && isRoot() && session.env.IS_SANDBOX !== "1") {
           return Effect.fail(startFailed(PROVIDER, ROOT_REFUSES_FULL_ACCESS))

@@ -173,7 +173,7 @@ export const makeCodexAdapter = (options: CliAdapterOptions = {}): ProviderAdapt
       notFound: NOT_FOUND,
       effortAllowList: CODEX_EFFORT_ALLOW_LIST,
       defaultEffort: effortProfilesOf((level) => `--config=model_reasoning_effort=${level}`),
-      toolsAsMcp: true,
+      toolsAsMcp: { listedAs: "mcp__pedelec__<name>" },
       sessionProcess: (cli, session) => {
         const mcp = pedelecMcpServer(session.env)
         const settings = codexThreadSettings(session)

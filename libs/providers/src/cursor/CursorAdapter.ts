@@ -117,7 +117,7 @@ export const makeCursorAdapter = (options: CliAdapterOptions = {}): ProviderAdap
       notFound: NOT_FOUND,
       effortAllowList: CURSOR_EFFORT_ALLOW_LIST,
       defaultEffort: NO_EFFORT_PROFILES,
-      toolsAsMcp: true,
+      toolsAsMcp: { listedAs: "<name> of the pedelec server" },
       sessionProcess: (cli, session) =>
         Effect.gen(function* () {
           const server = session.fullAccess ? pedelecMcpServer(session.env) : undefined

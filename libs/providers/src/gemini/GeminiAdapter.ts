@@ -153,7 +153,7 @@ export const makeGeminiAdapter = (options: CliAdapterOptions = {}): ProviderAdap
       notFound: NOT_FOUND,
       effortAllowList: GEMINI_EFFORT_ALLOW_LIST,
       defaultEffort: NO_EFFORT_PROFILES,
-      toolsAsMcp: true,
+      toolsAsMcp: { listedAs: "mcp_pedelec_<name>" },
       sessionProcess: (cli, session) =>
         Effect.gen(function* () {
           const policyFile = session.fullAccess ? "" : path.join(yield* policyDir, POLICY_FILE_NAME)

@@ -152,7 +152,7 @@ export const makeOpencodeAdapter = (options: CliAdapterOptions = {}): ProviderAd
       notFound: NOT_FOUND,
       effortAllowList: OPENCODE_EFFORT_ALLOW_LIST,
       defaultEffort: effortProfilesOf((level) => `--variant=${level}`),
-      toolsAsMcp: true,
+      toolsAsMcp: { listedAs: "pedelec_<name>" },
       sessionProcess: (cli, session) => {
         const env = opencodeEnv(session, pedelecMcpServer(session.env))
         return makeTurnProcess({
