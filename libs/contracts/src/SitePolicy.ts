@@ -6,6 +6,8 @@
  */
 import * as Schema from "effect/Schema"
 import { Origin } from "./Ids.ts"
+import { PedelecError } from "./PedelecError.ts"
+import type { Component } from "./Protocol.ts"
 import { ProviderCode } from "./Provider.ts"
 
 export const SitePolicy = Schema.Struct({
@@ -27,3 +29,40 @@ export const SitePolicies = Schema.Record(Origin, SitePolicy).check(
   )
 )
 export type SitePolicies = typeof SitePolicies.Type
+
+/** What a create asks for, as far as a policy cares. */
+export interface PolicyRequest {
+  /** The provider it will run: the one asked for, else the default one; `null` when none resolves. */
+  readonly provider: ProviderCode | null
+  /** It asks for an explicit workspace path. */
+  readonly explicitPath: boolean
+  /** The origin's live sessions now, this one not counted. */
+  readonly live: number
+}
+
+/**
+ * The first rule of `policy` the request breaks, as the error to answer, or undefined. The one rule both the
+ * extension (before it forwards `session.create`) and Core (SitePolicies) apply, so both refuse alike.
+ */
+export const policyRefusal = (
+  origin: Origin,
+  policy: SitePolicy,
+  request: PolicyRequest,
+  source: Component
+): PedelecError | undefined => {
+  const allowed = policy.allowedProviders
+  const refuse = (
+    code: "POLICY_PROVIDER_NOT_ALLOWED" | "POLICY_WORKSPACE_NOT_ALLOWED" | "POLICY_SESSION_LIMIT",
+    details: Record<string, string | number>
+  ) => PedelecError.fromCode(code, source, { details: { origin, ...details } })
+  if (allowed !== undefined && request.provider !== null && !allowed.includes(request.provider)) {
+    return refuse("POLICY_PROVIDER_NOT_ALLOWED", {
+      provider: request.provider,
+      allowed: allowed.length === 0 ? "no provider" : allowed.join(", ")
+    })
+  }
+  if (request.explicitPath && !policy.allowWorkspacePaths) return refuse("POLICY_WORKSPACE_NOT_ALLOWED", {})
+  const limit = policy.maxLiveSessions
+  if (limit !== undefined && request.live >= limit) return refuse("POLICY_SESSION_LIMIT", { live: request.live, limit })
+  return undefined
+}

@@ -3,15 +3,20 @@
  * sessions may run, whether it may ask for an explicit workspace path, how many live sessions it may hold. Owns
  * `site-policies.json` in the home (0644, written atomically like settings.json; only the host role's
  * `origin.set_policy`, which the extension's options page sends, writes it) and the check `session.create` runs
- * before anything is made, which refuses with the code of the rule. An origin without an entry has
+ * before anything is made, which refuses with the code of the rule (the contracts' `policyRefusal`, which the
+ * extension applies too). An origin without an entry has
  * DEFAULT_SITE_POLICY, today's behaviour. Counting live sessions and serialising creates are Sessions'.
  */
 import path from "node:path"
 import type { Origin } from "@pedelec/contracts/Ids"
-import { PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecError"
-import type { ProviderCode } from "@pedelec/contracts/Provider"
+import type { PedelecError, PedelecErrorOf } from "@pedelec/contracts/PedelecError"
 import type { CreateSessionInput } from "@pedelec/contracts/Session"
-import { DEFAULT_SITE_POLICY, SitePolicies as SitePoliciesSchema, type SitePolicy } from "@pedelec/contracts/SitePolicy"
+import {
+  DEFAULT_SITE_POLICY,
+  policyRefusal,
+  SitePolicies as SitePoliciesSchema,
+  type SitePolicy
+} from "@pedelec/contracts/SitePolicy"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
@@ -25,32 +30,6 @@ export const SITE_POLICIES_FILE = "site-policies.json"
 const MODE = 0o644
 
 type ReadFailure = PedelecErrorOf<"SETTINGS_INVALID"> | StorageFailure
-
-/** What a create asks for, as far as a policy cares: the provider it will run (`null`: none resolves), a path. */
-export interface CreateRequest {
-  readonly provider: ProviderCode | null
-  readonly explicitPath: boolean
-  /** The origin's live sessions now, this one not counted. */
-  readonly live: number
-}
-
-const refuse = (code: Parameters<typeof PedelecError.fromCode>[0], details: Record<string, string | number>) =>
-  PedelecError.fromCode(code, "core", { details })
-
-/** The first rule the request breaks, or undefined. Pure: the extension's check must give the same answer. */
-export const policyRefusal = (origin: Origin, policy: SitePolicy, request: CreateRequest): PedelecError | undefined => {
-  const allowed = policy.allowedProviders
-  if (allowed !== undefined && request.provider !== null && !allowed.includes(request.provider)) {
-    const list = allowed.length === 0 ? "no provider" : allowed.join(", ")
-    return refuse("POLICY_PROVIDER_NOT_ALLOWED", { origin, provider: request.provider, allowed: list })
-  }
-  if (request.explicitPath && !policy.allowWorkspacePaths) return refuse("POLICY_WORKSPACE_NOT_ALLOWED", { origin })
-  const limit = policy.maxLiveSessions
-  if (limit !== undefined && request.live >= limit) {
-    return refuse("POLICY_SESSION_LIMIT", { origin, live: request.live, limit })
-  }
-  return undefined
-}
 
 const isDefault = (policy: SitePolicy) =>
   policy.allowWorkspacePaths === DEFAULT_SITE_POLICY.allowWorkspacePaths &&
@@ -103,7 +82,8 @@ export class SitePolicies extends Context.Service<
         const policy = yield* get(origin)
         const needsDefault = input.provider === undefined && policy.allowedProviders !== undefined
         const provider = input.provider ?? (needsDefault ? (yield* settings.get).defaultProvider : null)
-        const refusal = policyRefusal(origin, policy, { provider, explicitPath: input.workspace !== undefined, live })
+        const request = { provider, explicitPath: input.workspace !== undefined, live }
+        const refusal = policyRefusal(origin, policy, request, "core")
         if (refusal !== undefined) return yield* Effect.fail(refusal)
       })
 
