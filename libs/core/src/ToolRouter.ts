@@ -3,7 +3,7 @@
  * at a time as a `tool_call` event to the one claim (the newest subscription to claim the tools; offered again when
  * the claim moves), answered by `submit` from the claim's connection alone (idempotent by id), stopped by timeout,
  * cancellation, the caller leaving or the page leaving; paused while the page says a person is answering (a ceiling
- * still holds). The queue is the session's own
+ * still holds; ToolRouter/UserWaits). The queue is the session's own
  * (`SessionTools`, in the session's scope; ToolRouter/Queue offers and ends calls); whether a call is pending is
  * written to the session (Session), which the status and the stall clock follow. Compiling manifests and shaping the
  * agent's line are ToolCatalog's.
@@ -38,8 +38,10 @@ import {
   cancelled,
   finish,
   offer,
+  offeredCall,
   type SessionTools
 } from "./ToolRouter/Queue.ts"
+import { awaitingUser, claimedCall, waitsOnUser } from "./ToolRouter/UserWaits.ts"
 import { ArgsValidation } from "./ToolRouter/Validation.ts"
 
 export type { SessionTools } from "./ToolRouter/Queue.ts"
@@ -55,10 +57,6 @@ const toolOf = (session: Session, name: string) => {
 /** Within a budget and off Core's event loop: one page's schema must not stall every session (ToolRouter/Validation). */
 const checkArgs = (tool: Tool, args: Schema.Json) =>
   Effect.flatMap(ArgsValidation, (validation) => validation.check(tool, args))
-
-/** The offered call `toolCallId` names, if it is still waiting for the page. */
-const offeredCall = (session: Session, toolCallId: ToolCallId) =>
-  session.tools.queue.find((c) => c.toolCallId === toolCallId && c.offeredAt !== undefined)
 
 const open = Effect.fnUntraced(function* (skills: Skills | undefined, workspace: string) {
   const compiled = compileTools(skills)
@@ -154,17 +152,6 @@ const submit = Effect.fnUntraced(function* (
   return true
 })
 
-/** The offered call, if the claim's connection is the one asking: a tab without it runs nothing of this call. */
-const claimedCall = Effect.fnUntraced(function* (
-  session: Session,
-  toolCallId: ToolCallId,
-  connection: number | undefined
-) {
-  const entry = offeredCall(session, toolCallId)
-  const claim = yield* Ref.get(session.tools.answerer)
-  return entry?.offeredAt === undefined || claim?.connection !== connection ? undefined : entry
-})
-
 const progress = Effect.fnUntraced(function* (
   session: Session,
   toolCallId: ToolCallId,
@@ -179,38 +166,6 @@ const progress = Effect.fnUntraced(function* (
   const now = yield* Clock.currentTimeMillis
   yield* armTimeout(session, entry, Math.max(0, Math.min(timeoutMs, ceiling - now)))
 })
-
-/**
- * A person is answering the page (a modal, a confirmation): no timeout runs until the call ends, except the ceiling
- * (30 min from the offer, or the timer already armed if that is later), so a person reading is never cut off.
- */
-const awaitingUser = Effect.fnUntraced(function* (
-  session: Session,
-  toolCallId: ToolCallId,
-  connection: number | undefined
-) {
-  const entry = yield* claimedCall(session, toolCallId, connection)
-  if (entry?.offeredAt === undefined || entry.awaitingUser) return
-  entry.awaitingUser = true
-  const heard = entry.tag === undefined ? undefined : session.tools.userWaits.get(entry.tag)
-  if (heard !== undefined) yield* Deferred.succeed(heard, undefined)
-  const now = yield* Clock.currentTimeMillis
-  const until = Math.max(entry.offeredAt + TOOL_LIMITS.awaitingUserCeilingMs, entry.deadline)
-  yield* armTimeout(session, entry, Math.max(0, until - now))
-})
-
-/**
- * Completes once the agent's call named `tag` waits on the user (at once if it already does), so `pedelec-cli mcp`
- * can tell its client; the agent interrupts it when the call ends. One wait per tag.
- */
-const waitsOnUser = (session: Session, tag: string) =>
-  Effect.gen(function* () {
-    const { queue, userWaits } = session.tools
-    if (queue.some((c) => c.tag === tag && c.awaitingUser)) return
-    const heard = userWaits.get(tag) ?? (yield* Deferred.make<void>())
-    userWaits.set(tag, heard)
-    yield* Deferred.await(heard).pipe(Effect.ensuring(Effect.sync(() => userWaits.delete(tag))))
-  })
 
 /** What claims the tools: the subscriber's connection, and the page's token (minted when it gave none). */
 export interface Claimer {

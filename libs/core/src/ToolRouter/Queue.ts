@@ -77,6 +77,10 @@ export const cancelled = (call: Call, code: CancelCode, details: Record<string, 
   error: PedelecError.fromCode(code, "core", { details: { tool: call.tool.spec.name, ...details } })
 })
 
+/** The offered call `toolCallId` names, if it is still waiting for the page. */
+export const offeredCall = (session: Session, toolCallId: ToolCallId) =>
+  session.tools.queue.find((c) => c.toolCallId === toolCallId && c.offeredAt !== undefined)
+
 /**
  * Gives the head of the queue to the page: the status, the event, the timer. The status comes first so that a
  * handler, which runs when the event arrives, already sees `waiting_tool_result`.
