@@ -22,7 +22,6 @@ import { removeDir, tempDir } from "@pedelec/e2e/src/chain/Temp"
 import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { startup } from "./Cli.ts"
-import { startMcpServer, timedCalls } from "./Mcp.ts"
 import { cpuBetween, cpuSnapshot } from "./chain/Cpu.ts"
 import { writeEchoExtension } from "./chain/EchoExtension.ts"
 import {
@@ -36,6 +35,7 @@ import {
   turn,
   waitForWorker
 } from "./chain/PageRuns.ts"
+import { startMcpServer, timedCalls } from "./Mcp.ts"
 import { type Report, type Results, report } from "./Report.ts"
 import { MB, rate, stats } from "./Stats.ts"
 
@@ -88,10 +88,10 @@ const measureToolCalls = async (page: Page, sessionId: string) => {
  * holds a turn open (Core takes tool calls only during one); timed at the MCP client, as the agent's CLI sees them.
  */
 const measureMcpToolCalls = async (chain: RunningChain, page: Page, sessionId: string) => {
-  await page.evaluate(
-    ({ sessionId, text }) => window.bench.holdTurn(sessionId, text),
-    { sessionId, text: script("sleep 600000") }
-  )
+  await page.evaluate(({ sessionId, text }) => window.bench.holdTurn(sessionId, text), {
+    sessionId,
+    text: script("sleep 600000")
+  })
   const server = await startMcpServer(chain.home, sessionId, { name: "echo", arguments: { text: "ping" } })
   try {
     return stats(await timedCalls(server, MCP_CALLS))

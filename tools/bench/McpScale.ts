@@ -13,11 +13,11 @@
  * (Chain does).
  */
 import os from "node:os"
+import { setTimeout as sleep } from "node:timers/promises"
 import { script } from "@pedelec/providers/scripted/Script"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type BenchCore, type HostClient, hostClient, ORIGIN, withCore } from "./BenchCore.ts"
-import { setTimeout as sleep } from "node:timers/promises"
 import { type McpServer, startMcpServer, timedCalls } from "./Mcp.ts"
 import { type Results, report } from "./Report.ts"
 import { stats } from "./Stats.ts"
