@@ -77,6 +77,11 @@ export interface LiveProvider {
    * the suite also runs the tool scenario through MCP.
    */
   readonly mcpToolName?: (name: string) => string
+  /**
+   * How long an end during a pending call may take, when this CLI's tree is known to need more than the issue's 1 s
+   * (EndDuringCall's ENDED_WITHIN_MS); the file says why.
+   */
+  readonly endedWithinMs?: number
   /** Whether the adapter keeps one warm CLI process for a session's turns (then the suite checks its pid). */
   readonly warmProcess?: boolean
 }
@@ -348,6 +353,7 @@ export const describeLiveProvider = (provider: LiveProvider) =>
       processName: provider.processName,
       turnTimeoutMs: provider.turnTimeoutMs,
       viaShell: provider.toolCall === undefined,
+      ...(provider.endedWithinMs === undefined ? {} : { endedWithinMs: provider.endedWithinMs }),
       session,
       waitDirective: (sessionId) =>
         provider.toolCall?.directive("wait", "{}") ?? shellToolCall(sessionId, "wait", "{}"),

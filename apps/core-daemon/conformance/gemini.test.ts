@@ -17,5 +17,9 @@ describeLiveProvider({
   // turn of the same Pedelec session starts afresh instead of resuming nothing.
   errorScenario: "same-session",
   checksSignIn: false,
-  mcpToolName: (name) => `mcp_pedelec_${name}`
+  mcpToolName: (name) => `mcp_pedelec_${name}`,
+  // With the pedelec MCP server, gemini's tree has one more level (gemini → pedelec-cli mcp), and release asks leaves
+  // first: measured 537–1,269 ms here and 2,166 ms once in a loaded CI run (566–1,122 before pedelec-cli mcp exited
+  // at once on SIGINT; 549–646 without the server). Known, and the next thing to cut in the release sequence.
+  endedWithinMs: 3_000
 })

@@ -13,7 +13,13 @@ import { fileURLToPath } from "node:url"
 import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { describe, expect, test } from "vitest"
-import { extensionUrl, nextApprovalWindow, stopServiceWorkers } from "../src/chain/Browser.ts"
+import {
+  answerConfirm,
+  extensionUrl,
+  nextApprovalWindow,
+  nextConfirmWindow,
+  stopServiceWorkers
+} from "../src/chain/Browser.ts"
 import { chainForFile, chatsOf, cliLines } from "./harness.ts"
 
 const chain = chainForFile()
@@ -100,19 +106,12 @@ const eraseTurn = (page: Page, sessionId: string, calls: number) =>
     )
     .then(async ({ ran, turnId }) => ({ ran, lines: cliLines(await chatsOf(page, sessionId, turnId), "erase") }))
 
-const nextConfirmWindow = () =>
-  chain().context.waitForEvent("page", {
-    predicate: (opened) => opened.url().startsWith(extensionUrl(chain().extensionId, "confirm.html")),
-    timeout: 15_000
-  })
+const nextConfirm = () => nextConfirmWindow(chain().context, chain().extensionId)
 
-/** Answers a confirmation window as the user would, once its buttons could be enabled. */
+/** Answers once the window shows the call's arguments. */
 const answerWindow = async (window: Page, button: "#allow-once" | "#allow-session" | "#deny") => {
-  await window.waitForLoadState("domcontentloaded")
   await window.locator('#args dd[data-arg="what"]').waitFor({ timeout: 10_000 })
-  const target = window.locator(button)
-  await expect.poll(() => target.isEnabled(), { timeout: 10_000 }).toBe(true)
-  await target.click()
+  await answerConfirm(window, button)
 }
 
 const ERASE_MANIFEST: Change = { guidance: "Tools of the Pedelec E2E test page. Erase when asked.", extraTool: true }
@@ -186,7 +185,7 @@ describe("what the agent will be told is approved with the site", () => {
 
 describe("a destructive tool's call waits on the user's yes, in a window the page cannot draw", () => {
   test("allowed once: the window shows the site, the tool and its arguments; the handler runs only after Allow", async () => {
-    const shown = nextConfirmWindow()
+    const shown = nextConfirm()
     const turn = eraseTurn(pageOf(), sessionOf(), 1)
     const window = await shown
     await window.locator('#args dd[data-arg="what"]').waitFor({ timeout: 10_000 })
@@ -201,7 +200,7 @@ describe("a destructive tool's call waits on the user's yes, in a window the pag
   })
 
   test("denied: the agent is told TOOL_DENIED_BY_USER and the page's handler never runs", async () => {
-    const shown = nextConfirmWindow()
+    const shown = nextConfirm()
     const turn = eraseTurn(pageOf(), sessionOf(), 1)
     await answerWindow(await shown, "#deny")
     const { ran, lines } = await turn
@@ -211,7 +210,7 @@ describe("a destructive tool's call waits on the user's yes, in a window the pag
   })
 
   test("left open past the tool's 1 s timeout, the call still runs when allowed", async () => {
-    const shown = nextConfirmWindow()
+    const shown = nextConfirm()
     const turn = eraseTurn(pageOf(), sessionOf(), 1)
     const window = await shown
     await new Promise((resolve) => setTimeout(resolve, 3_000))
@@ -222,7 +221,7 @@ describe("a destructive tool's call waits on the user's yes, in a window the pag
   })
 
   test("the window survives a service-worker stop and its answer still counts", async () => {
-    const shown = nextConfirmWindow()
+    const shown = nextConfirm()
     const turn = eraseTurn(pageOf(), sessionOf(), 1)
     const window = await shown
     await window.locator('#args dd[data-arg="what"]').waitFor({ timeout: 10_000 })
@@ -238,7 +237,7 @@ describe("a destructive tool's call waits on the user's yes, in a window the pag
     const count = (opened: Page) => {
       if (opened.url().startsWith(extensionUrl(chain().extensionId, "confirm.html"))) windows++
     }
-    const shown = nextConfirmWindow()
+    const shown = nextConfirm()
     chain().context.on("page", count)
     try {
       const turn = eraseTurn(pageOf(), sessionOf(), 3)

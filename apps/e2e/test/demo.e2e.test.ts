@@ -1,10 +1,11 @@
-// The demo page (apps/demo/dist) driven as a user would: type into its chat, approve the page, and let the
-// scripted agent call the page's tools. Proves the demo's tools change what the page shows and that its chat
+// The demo page (apps/demo/dist) driven as a user would: type into its chat, approve the page, allow the one
+// destructive call (list.remove) in the extension's confirmation window, and let the scripted agent call the page's
+// tools. Proves the demo's tools change what the page shows and that its chat
 // streams the reply and shows errors with their message.
 
 import { script } from "@pedelec/providers/scripted/Script"
 import { expect, test } from "vitest"
-import { approve, nextApprovalWindow } from "../src/chain/Browser.ts"
+import { answerConfirm, approve, nextApprovalWindow, nextConfirmWindow } from "../src/chain/Browser.ts"
 import { demoRoutes } from "../src/chain/DemoPage.ts"
 import { chainForFile } from "./harness.ts"
 
@@ -31,7 +32,11 @@ test("the agent changes the counter, the list and the canvas through the demo's 
     )
   const approval = nextApprovalWindow(chain().context, chain().extensionId)
   await page.locator("#send").click()
+  const confirmation = nextConfirmWindow(chain().context, chain().extensionId, 30_000)
   await approve(await approval)
+  const window = await confirmation
+  expect(await window.locator("#tool-name, #tool-title").allTextContents()).toContain("list.remove")
+  await answerConfirm(window, "#allow-once")
   await page.locator(".bubble.assistant", { hasText: "all done" }).waitFor({ timeout: 30_000 })
   expect(await page.locator("#counter-value").textContent()).toBe("42")
   expect(await page.locator("#list-items li").allTextContents()).toEqual(["bread"])

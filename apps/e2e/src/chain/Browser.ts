@@ -133,6 +133,21 @@ export const approvingEach = async <A>(
 export const approvingIfAsked = async <A>(context: BrowserContext, extensionId: string, action: () => Promise<A>) =>
   (await approvingEach(context, extensionId, action)).value
 
+/** Resolves with the next confirmation window the extension opens for a destructive tool call (`confirm.html…`). */
+export const nextConfirmWindow = (context: BrowserContext, extensionId: string, timeoutMs = 15_000) =>
+  context.waitForEvent("page", {
+    predicate: (page) => page.url().startsWith(extensionUrl(extensionId, "confirm.html")),
+    timeout: timeoutMs
+  })
+
+/** Answers a confirmation window as the user would: once it shows the call and its buttons could be enabled. */
+export const answerConfirm = async (window: Page, button: "#allow-once" | "#allow-session" | "#deny") => {
+  await window.waitForLoadState("domcontentloaded")
+  await window.locator("#tool-name").waitFor({ state: "attached", timeout: 10_000 })
+  await window.locator("#tool-description").filter({ hasText: /./ }).waitFor({ timeout: 10_000 })
+  await window.locator(`${button}:not([disabled])`).click({ timeout: 10_000 })
+}
+
 /** Clicks Revoke for `origin` on the extension's options page, as the user would. */
 export const revokeOrigin = async (context: BrowserContext, extensionId: string, origin: string) => {
   const options = await context.newPage()
