@@ -46,7 +46,8 @@ const HOPS: ReadonlyArray<Hop> = [
       const started = Date.now()
       const { value: failure } = await approving(chain.context, chain.extensionId, () =>
         page.evaluate(async (extensionId) => {
-          const creating = window.e2e.client(extensionId).createSession()
+          // The skills of the session below, so this one window approves the origin and what its agent is told.
+          const creating = window.e2e.client(extensionId).createSession({ skills: window.e2e.skills })
           const failure = await window.e2e.failure(creating)
           if (failure === undefined) await (await creating).end()
           return failure
