@@ -41,6 +41,17 @@ import {
 } from "../test/harness.ts"
 import { itEndsDuringPendingCall } from "./EndDuringCall.ts"
 
+/** What is still alive of a session's processes once they have had 15 s to die (none, for a test to pass). */
+const processesLeft = (sessionId: string) =>
+  Effect.promise(() =>
+    waitUntil(
+      "every process of the session to die",
+      () => sessionProcesses(sessionId),
+      (alive) => alive.length === 0,
+      15_000
+    )
+  )
+
 export interface LiveProvider {
   readonly code: ProviderCode
   /** As the suite's title shows it, with the version. */
@@ -306,15 +317,7 @@ export const describeLiveProvider = (provider: LiveProvider) =>
           expect((yield* events.next(completionOf(turnId), 30_000)).reason).toBe("cancelled")
           // Idle is published before the completion (a page that acts on it already sees idle).
           expect(isStatus("idle")(events.seen[events.seen.findIndex(completionOf(turnId)) - 1]!)).toBe(true)
-          const left = yield* Effect.promise(() =>
-            waitUntil(
-              "every process of the session to die",
-              () => sessionProcesses(sessionId),
-              (alive) => alive.length === 0,
-              15_000
-            )
-          )
-          expect(left).toEqual([])
+          expect(yield* processesLeft(sessionId)).toEqual([])
         })
       ))
 
@@ -335,15 +338,7 @@ export const describeLiveProvider = (provider: LiveProvider) =>
             const cancelled = yield* events.next(isType("tool_call_cancelled"), 30_000)
             expect([cancelled.toolCallId, cancelled.reason]).toEqual([call.toolCallId, "TOOL_CANCELLED"])
             expect((yield* events.next(completionOf(turnId), 30_000)).reason).toBe("cancelled")
-            const left = yield* Effect.promise(() =>
-              waitUntil(
-                "every process of the session to die",
-                () => sessionProcesses(sessionId),
-                (alive) => alive.length === 0,
-                15_000
-              )
-            )
-            expect(left).toEqual([])
+            expect(yield* processesLeft(sessionId)).toEqual([])
           })
         ))
     }
