@@ -84,3 +84,16 @@ export const waitUntilResume = (native: FakeWorkerPort, count: number) =>
     yield* waitUntil(() => resumes().length >= count, `resume #${count}`)
     return resumes()[count - 1]!
   })
+
+/** A page subscribed to SESSION on an approved origin, with the host side of its native link. */
+export const subscribedPage = Effect.fnUntraced(function* (fake: FakeChromeApi) {
+  yield* approve(A)
+  const page = yield* connect(fake, A)
+  page.emit(request("sub", "session.subscribe", { sessionId: SESSION, afterSeq: 0 }))
+  yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
+  const native = fake.nativePorts[0]!
+  const subscribe = yield* lastHostRequest(native, "session.subscribe")
+  native.emit({ kind: "response", id: subscribe.id, ok: true, result: {} })
+  yield* responseTo(page, "sub")
+  return { page, native, subscription: subscribe.id, asked: subscribe.textRefs }
+})

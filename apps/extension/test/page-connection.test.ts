@@ -27,6 +27,7 @@ import {
   run,
   SESSION,
   sessionInfo,
+  subscribedPage,
   waitUntilResume
 } from "./PagePort.ts"
 
@@ -289,14 +290,7 @@ describe("a page port", () => {
   it.effect("maps a native port that dies later to NATIVE_CONNECTION_CLOSED for requests and subscriptions", () =>
     run((fake) =>
       Effect.gen(function* () {
-        yield* approve(A)
-        const page = yield* connect(fake, A)
-        page.emit(request("sub", "session.subscribe", { sessionId: SESSION, afterSeq: 0 }))
-        yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
-        const native = fake.nativePorts[0]!
-        const subscribe = yield* lastHostRequest(native, "session.subscribe")
-        native.emit({ kind: "response", id: subscribe.id, ok: true, result: {} })
-        yield* responseTo(page, "sub")
+        const { page, native } = yield* subscribedPage(fake)
         page.emit(request("t1", "session.send_text", { sessionId: SESSION, text: "hi" }))
         yield* lastHostRequest(native, "session.send_text")
         native.drop("Native host has exited.")

@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { MIN_REF_TEXT } from "@pedelec/contracts/link/TextRuns"
 import * as Effect from "effect/Effect"
 import { waitUntil } from "./FakeChromeApi.ts"
-import { A, approve, connect, lastHostRequest, posted, request, responseTo, run, SESSION } from "./PagePort.ts"
+import { posted, run, SESSION, subscribedPage } from "./PagePort.ts"
 
 const TURN = "turn-0001"
 const base = (type: string, seq: number) => ({ type, sessionId: SESSION, seq, at: 5, turnId: TURN })
@@ -20,19 +20,6 @@ const completed = (seq: number, text: string) => ({
   text
 })
 
-/** A page subscribed to SESSION on an approved origin, with the host side of its native link. */
-const subscribed = Effect.fnUntraced(function* (fake: Parameters<Parameters<typeof run>[0]>[0]) {
-  yield* approve(A)
-  const page = yield* connect(fake, A)
-  page.emit(request("sub", "session.subscribe", { sessionId: SESSION, afterSeq: 0 }))
-  yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
-  const native = fake.nativePorts[0]!
-  const subscribe = yield* lastHostRequest(native, "session.subscribe")
-  native.emit({ kind: "response", id: subscribe.id, ok: true, result: {} })
-  yield* responseTo(page, "sub")
-  return { page, native, subscription: subscribe.id, asked: subscribe.textRefs }
-})
-
 const events = (page: Parameters<typeof posted>[0]) =>
   posted(page)
     .filter((m) => m.kind === "event")
@@ -42,7 +29,7 @@ describe("text refs", () => {
   it.effect("asks for refs on subscribe, and rebuilds a chat from its deltas and a turn_completed from its chat", () =>
     run((fake) =>
       Effect.gen(function* () {
-        const { page, native, subscription, asked } = yield* subscribed(fake)
+        const { page, native, subscription, asked } = yield* subscribedPage(fake)
         assert.strictEqual(asked, true)
         const [first, second] = ["€".repeat(MIN_REF_TEXT), "x".repeat(10)]
         native.emit({ kind: "event", subscription, event: delta(1, first) })
@@ -62,7 +49,7 @@ describe("text refs", () => {
   it.effect("reports a ref to texts a garbled chunk lost as a notice, and passes no text for it", () =>
     run((fake) =>
       Effect.gen(function* () {
-        const { page, native, subscription } = yield* subscribed(fake)
+        const { page, native, subscription } = yield* subscribedPage(fake)
         native.emit({ kind: "event", subscription, event: delta(1, "a".repeat(MIN_REF_TEXT)) })
         // Delta 2 arrives garbled (its chunk 0 twice), delta 3 whole: seqs 1 to 3 would still look like a run here.
         const lostDelta = JSON.stringify({ kind: "event", subscription, event: delta(2, "b".repeat(100)) })
