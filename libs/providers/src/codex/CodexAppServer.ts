@@ -18,7 +18,7 @@ import * as Schema from "effect/Schema"
 import { jsonOf, usageEvent } from "../EventLine.ts"
 import type { OutputLine } from "../OutputLines.ts"
 import { CountingDecoder } from "../TurnProcess.ts"
-import { codexError, shellOutcome, toolActivity } from "./CodexEvents.ts"
+import { codexError, McpToolCall, shellOutcome, toolActivity, WebSearch } from "./CodexEvents.ts"
 
 const MAX_WARNINGS = 32
 const MAX_WARNING = 8192
@@ -71,13 +71,6 @@ const CommandExecution = Schema.Struct({
 const FileChange = Schema.Struct({
   changes: Schema.Array(Schema.Struct({ path: Text, kind: Schema.Struct({ type: Text }) }))
 })
-const McpToolCall = Schema.Struct({
-  server: Text,
-  tool: Text,
-  status: Text,
-  error: Schema.optionalKey(Schema.NullOr(Schema.Struct({ message: Text })))
-})
-const WebSearch = Schema.Struct({ query: Text })
 
 const decodeMessage = Schema.decodeUnknownOption(Message)
 const decodeThreadResult = Schema.decodeUnknownOption(ThreadResult)

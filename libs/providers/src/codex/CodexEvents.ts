@@ -55,13 +55,14 @@ const FileChange = Schema.Struct({
   changes: Schema.Array(Schema.Struct({ path: Text, kind: Text })),
   status: Schema.optionalKey(Text)
 })
-const McpToolCall = Schema.Struct({
+/** The same in exec's items and app-server's (CodexAppServer decodes them with these). */
+export const McpToolCall = Schema.Struct({
   server: Text,
   tool: Text,
   status: Text,
   error: Schema.optionalKey(Schema.NullOr(Schema.Struct({ message: Text })))
 })
-const WebSearch = Schema.Struct({ query: Text })
+export const WebSearch = Schema.Struct({ query: Text })
 const ItemError = Schema.Struct({ message: Text })
 /** An API error codex passes through as its message: `{"error":{"message":…,"type":…,"code":…}}`. */
 const ApiErrorBody = Schema.Struct({
