@@ -140,9 +140,10 @@ describe("the live process table", () => {
       const tricky = path.join(dir, "x) S 1 (y")
       copyFileSync("/bin/sleep", tricky)
       const proc = yield* child(tricky, ["1000"])
+      // Until it has exec'd and gone to sleep, a loaded machine shows it as `node`, or running (R): wait for both.
       const row = yield* waitFor(
-        "the tricky process in the table",
-        Effect.map(snapshot, (table) => table.find((p) => p.pid === proc.pid && p.comm !== "node"))
+        "the tricky process asleep in the table",
+        Effect.map(snapshot, (table) => table.find((p) => p.pid === proc.pid && p.comm !== "node" && p.state !== "R"))
       )
       assert.strictEqual(row?.comm, "x) S 1 (y")
       assert.strictEqual(row?.ppid, process.pid)
