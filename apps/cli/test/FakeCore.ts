@@ -190,7 +190,9 @@ const handlers = (recorded: Recorded, options: FakeCoreOptions) => {
       "desktop.session.end": () => Effect.die("not in the fake"),
       "desktop.events.history": () => Effect.die("not in the fake"),
       "desktop.events.watch": () => Stream.die("not in the fake"),
-      "desktop.origin.full_access": () => Effect.die("not in the fake")
+      "desktop.origin.full_access": () => Effect.die("not in the fake"),
+      "desktop.origin.policies": () => Effect.die("not in the fake"),
+      "desktop.origin.set_policy": () => Effect.die("not in the fake")
     })
   )
   return Layer.mergeAll(hello, agent, desktop)

@@ -1,6 +1,7 @@
 // Per-site policy on a real Core (issue 16.4): the host role's origin.set_policy writes it to the home, and every
 // session.create outside it is refused with the code of the rule it breaks (the default provider counted when none
-// was asked), before anything is made; the default policy is today's behaviour; a restart keeps the policy.
+// was asked), before anything is made; the default policy is today's behaviour; a restart keeps the policy. The
+// desktop role lists every site's policy and sets one, which the host role (the extension) then reads.
 import { readdir, readFile } from "node:fs/promises"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -84,6 +85,28 @@ describe("site policies on a real Core", () => {
         yield* Effect.promise(() => removeHome(project))
       })
     )
+  )
+
+  it.effect(
+    "the desktop role lists the sites with a policy and sets one, which the host role reads and Core enforces",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const desktop = yield* desktopClient(core.info)
+          const client = yield* hostClient(core.info)
+          const policy = { allowedProviders: ["ollama" as const], allowWorkspacePaths: true }
+          assert.deepStrictEqual(yield* desktop["desktop.origin.set_policy"]({ origin: OTHER_ORIGIN, policy }), policy)
+          assert.deepStrictEqual((yield* desktop["desktop.origin.policies"]())[OTHER_ORIGIN], policy)
+          assert.deepStrictEqual(yield* client["origin.get_policy"]({ origin: OTHER_ORIGIN }), policy)
+          const create = client["session.create"]({ origin: OTHER_ORIGIN, input: { provider: "scripted" } })
+          assert.strictEqual((yield* refusal(create)).code, "POLICY_PROVIDER_NOT_ALLOWED")
+          // Back to the default: the site leaves the list, and the create goes through.
+          yield* desktop["desktop.origin.set_policy"]({ origin: OTHER_ORIGIN, policy: DEFAULT_SITE_POLICY })
+          assert.notProperty(yield* desktop["desktop.origin.policies"](), OTHER_ORIGIN)
+          const { sessionId } = yield* openSession(client, {}, { origin: OTHER_ORIGIN })
+          yield* client["session.end"]({ origin: OTHER_ORIGIN, sessionId })
+        })
+      )
   )
 
   it.effect("concurrent creates cannot pass the session limit together", () =>

@@ -21,6 +21,7 @@ import { Providers } from "./Providers.ts"
 import { type Notice, SessionEvents } from "./SessionEvents.ts"
 import { Sessions } from "./Sessions.ts"
 import { SettingsStore } from "./SettingsStore.ts"
+import { SitePolicies } from "./SitePolicies.ts"
 
 /** `origin` in or out of the full-access list, each origin once, the others in their order. */
 const withFullAccess =
@@ -79,6 +80,7 @@ export const DesktopHandlers = DesktopRpcs.toLayer(
     const choice = yield* ProviderChoice
     const settings = yield* SettingsStore
     const ollama = yield* OllamaProbe
+    const policies = yield* SitePolicies
     const currentStatus = yield* status
     return DesktopRpcs.of({
       "desktop.status": () => currentStatus,
@@ -94,7 +96,9 @@ export const DesktopHandlers = DesktopRpcs.toLayer(
       "desktop.session.end": ({ sessionId }) => sessions.endById(sessionId),
       "desktop.events.history": ({ sessionId, afterSeq, limit }) => events.history(sessionId, afterSeq, limit),
       "desktop.events.watch": () => watch(sessions, events),
-      "desktop.origin.full_access": ({ origin, enabled }) => settings.update(withFullAccess(origin, enabled))
+      "desktop.origin.full_access": ({ origin, enabled }) => settings.update(withFullAccess(origin, enabled)),
+      "desktop.origin.policies": () => policies.all,
+      "desktop.origin.set_policy": ({ origin, policy }) => policies.set(origin, policy)
     })
   })
 )

@@ -2,7 +2,7 @@
  * SitePolicies — what each site may ask of Core beyond being approved (SPEC §12, issue 16): the providers its
  * sessions may run, whether it may ask for an explicit workspace path, how many live sessions it may hold. Owns
  * `site-policies.json` in the home (0644, written atomically like settings.json; only the host role's
- * `origin.set_policy`, which the extension's options page sends, writes it) and the check `session.create` runs
+ * `origin.set_policy`, which the extension's options page sends, and the desktop role's write it) and the check `session.create` runs
  * before anything is made, which refuses with the code of the rule (the contracts' `policyRefusal`, which the
  * extension applies too). An origin without an entry has
  * DEFAULT_SITE_POLICY, today's behaviour. Counting live sessions and serialising creates are Sessions'.
@@ -39,6 +39,8 @@ const isDefault = (policy: SitePolicy) =>
 export class SitePolicies extends Context.Service<
   SitePolicies,
   {
+    /** Every origin whose policy is not the default. */
+    readonly all: Effect.Effect<SitePoliciesSchema, ReadFailure>
     /** The origin's policy, the default when it has none. */
     readonly get: (origin: Origin) => Effect.Effect<SitePolicy, ReadFailure>
     /** Replaces the origin's policy (a default one removes its entry); holds from the next create on. */
@@ -88,6 +90,7 @@ export class SitePolicies extends Context.Service<
       })
 
       return SitePolicies.of({
+        all: readAll,
         get,
         set,
         check,

@@ -25,6 +25,7 @@ import { Origin, SessionId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
 import { EffortLevel, EffortProfile, ProviderCode } from "../Provider.ts"
 import { HttpUrl, PublicSettings, SecretName, Settings } from "../Settings.ts"
+import { SitePolicies, SitePolicy } from "../SitePolicy.ts"
 
 /** Where Electron's preload puts the bridge (`contextBridge.exposeInMainWorld`), shaped as `DesktopPreloadApi`. */
 export const PRELOAD_GLOBAL = "pedelecDesktop"
@@ -142,7 +143,9 @@ export const DesktopMethods = {
     }),
     EventPage
   ),
-  "desktop.origin.full_access": method(Schema.Struct({ origin: Origin, enabled: Schema.Boolean }), PublicSettings)
+  "desktop.origin.full_access": method(Schema.Struct({ origin: Origin, enabled: Schema.Boolean }), PublicSettings),
+  "desktop.origin.policies": method(Empty, SitePolicies),
+  "desktop.origin.set_policy": method(Schema.Struct({ origin: Origin, policy: SitePolicy }), SitePolicy)
 } as const
 export type DesktopMethod = keyof typeof DesktopMethods
 export type DesktopParams<M extends DesktopMethod> = (typeof DesktopMethods)[M]["params"]["Type"]

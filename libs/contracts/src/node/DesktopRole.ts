@@ -3,7 +3,7 @@
  * The caller proves this launch's secret from `run/core.json` on every request, as the host role does; what sets
  * the roles apart is what each group offers and who relays it: the native host relays host tags only, so a page can
  * never reach these. The desktop role is the user's own: settings and secrets, every session of every origin, the
- * event logs, provider rescans, the per-origin full-access opt-in. Every tag starts with `desktop.` so it never
+ * event logs, provider rescans, the per-origin full-access opt-in and site policies. Every tag starts with `desktop.` so it never
  * collides with a host tag on the same server. Node-only: `effect/rpc` never reaches a browser bundle.
  */
 import * as Context from "effect/Context"
@@ -24,6 +24,7 @@ import { Origin, SessionId } from "../Ids.ts"
 import { PedelecError } from "../PedelecError.ts"
 import { EffortLevel, EffortProfile, ProviderCode } from "../Provider.ts"
 import { HttpUrl, PublicSettings, SecretName, Settings } from "../Settings.ts"
+import { SitePolicies, SitePolicy } from "../SitePolicy.ts"
 import { HelloRpcs } from "./CoreLink.ts"
 
 /** Provided to desktop-role handlers once the launch secret checked out. */
@@ -116,6 +117,17 @@ export class DesktopRpcs extends RpcGroup.make(
   Rpc.make("desktop.origin.full_access", {
     payload: { origin: Origin, enabled: Schema.Boolean },
     success: PublicSettings,
+    error: PedelecError
+  }),
+  /** Every site whose policy is not the default (`site-policies.json`), by origin. */
+  Rpc.make("desktop.origin.policies", { success: SitePolicies, error: PedelecError }),
+  /**
+   * Replaces a site's policy, as the extension's options page does through the host role; the extension asks Core
+   * for a site's policy at each create, so it holds there too from the next create on.
+   */
+  Rpc.make("desktop.origin.set_policy", {
+    payload: { origin: Origin, policy: SitePolicy },
+    success: SitePolicy,
     error: PedelecError
   })
 ).middleware(DesktopAuth) {}
