@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
+import { Grants } from "../src/approval/Grants.ts"
 import { digestOf, MANIFEST_VIEW_KEY, type ManifestView, manifestOf } from "../src/approval/Manifest.ts"
 import { UiRequests } from "../src/ui/UiRequests.ts"
 import type { FakeChromeApi, FakeWorkerPort } from "./FakeChromeApi.ts"
@@ -97,16 +98,25 @@ describe("manifest approval", () => {
         const listing = yield* Effect.forkChild(
           UiRequests.use((ui) => ui.handle({ kind: "options.state" }, "/options.html"))
         )
-        const asksList = (port: FakeWorkerPort) =>
-          port.posted.some((m) => (m as { method?: string }).method === "session.list")
-        yield* waitUntil(() => fake.nativePorts.some(asksList), "the worker lists Core's sessions")
-        const native = fake.nativePorts.find(asksList)!
-        const list = yield* lastHostRequest(native, "session.list")
-        native.emit({ kind: "response", id: list.id, ok: true, result: [] })
+        // Each of the extension's own calls has a port of its own.
+        const answer = (method: string, result: unknown) =>
+          Effect.gen(function* () {
+            const asks = (port: FakeWorkerPort) => port.posted.some((m) => (m as { method?: string }).method === method)
+            yield* waitUntil(() => fake.nativePorts.some(asks), `the worker asks Core ${method}`)
+            const native = fake.nativePorts.find(asks)!
+            const asked = yield* lastHostRequest(native, method)
+            native.emit({ kind: "response", id: asked.id, ok: true, result })
+          })
+        yield* answer("session.list", [])
+        // Core's policy is the one shown (the desktop app may have set it), and it becomes the extension's copy.
+        const fromCore = { allowedProviders: ["ollama"], allowWorkspacePaths: false }
+        yield* answer("origin.get_policy", fromCore)
         const state = yield* Fiber.join(listing)
         assert.isTrue(state.ok)
-        const origins = (state as { result: { origins: Array<{ origin: string; manifest?: ManifestView }> } }).result
-          .origins
+        type Listed = { origin: string; manifest?: ManifestView; policy: unknown }
+        const origins = (state as { result: { origins: Array<Listed> } }).result.origins
+        assert.deepStrictEqual(origins.find((entry) => entry.origin === A)?.policy, fromCore)
+        assert.deepStrictEqual(yield* Grants.use((grants) => grants.policyOf(A)), fromCore)
         const listed = origins.find((entry) => entry.origin === A)?.manifest?.manifest
         assert.deepStrictEqual(
           listed?.tools.map((tool) => tool.name),

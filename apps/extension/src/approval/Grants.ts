@@ -130,12 +130,15 @@ export class Grants extends Context.Service<
         ),
         manifestOf: (origin) => Effect.map(load, (grants) => grants.get(origin)?.manifest),
         policyOf: (origin) => Effect.map(load, (grants) => grants.get(origin)?.policy ?? DEFAULT_SITE_POLICY),
-        setPolicy: Effect.fn("Grants.setPolicy")((origin: Origin, policy: SitePolicy) =>
-          update((grants) => {
-            const state = grants.get(origin)
-            if (state !== undefined) state.policy = policy
-          })
-        ),
+        setPolicy: Effect.fn("Grants.setPolicy")(function* (origin: Origin, policy: SitePolicy) {
+          const grants = yield* load
+          const state = grants.get(origin)
+          // Refreshed from Core at each create and options listing: stored only when it changed.
+          const known = JSON.stringify(state?.policy ?? DEFAULT_SITE_POLICY)
+          if (state === undefined || known === JSON.stringify(policy)) return
+          state.policy = policy
+          yield* save(grants)
+        }),
         approveManifest: Effect.fn("Grants.approveManifest")((origin: Origin, manifest: ApprovedManifest) =>
           update((grants) => {
             const state = grants.get(origin) ?? fresh()

@@ -3,6 +3,8 @@
  * approval.html, and only for the pending ticket), the confirmation window's answer (only from confirm.html), and the options page's listing and revocations (only from
  * options.html). Every message is decoded with Schema first; service-worker.ts has already checked that it comes from
  * this extension. Listing sessions asks Core only when some origin is approved: with none, no page may have any.
+ * Each approved site's policy is shown as Core holds it (the desktop app sets policies too), the extension's copy
+ * refreshed with it, or the copy when Core does not answer.
  */
 import type { SessionInfo } from "@pedelec/contracts/Session"
 import * as Context from "effect/Context"
@@ -11,7 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { Approvals } from "../approval/Approvals.ts"
-import { Grants } from "../approval/Grants.ts"
+import { Grants, type OriginGrant } from "../approval/Grants.ts"
 import { Confirmations } from "../confirm/Confirmations.ts"
 import { HostCalls } from "../host/HostCalls.ts"
 import { Revocation } from "../options/Revocation.ts"
@@ -69,8 +71,23 @@ const liveSessions = (hostCalls: HostCalls["Service"], anyApproved: boolean): Ef
       )
     : Effect.succeed({ ok: true, sessions: [] })
 
-const optionsState = Effect.fnUntraced(function* ({ grants, pagePorts, hostCalls }: Services) {
-  const origins = yield* grants.list
+const policyFromCore = ({ grants, hostCalls }: Services, grant: OriginGrant) =>
+  hostCalls.call("origin.get_policy", { origin: grant.origin }).pipe(
+    Effect.tap((policy) => grants.setPolicy(grant.origin, policy)),
+    Effect.map((policy): OriginGrant => ({ ...grant, policy })),
+    Effect.orElseSucceed(() => grant)
+  )
+
+const optionsState = Effect.fnUntraced(function* (services: Services) {
+  const { grants, pagePorts, hostCalls } = services
+  const granted = yield* grants.list
+  const [origins, sessions] = yield* Effect.all(
+    [
+      Effect.forEach(granted, (grant) => policyFromCore(services, grant), { concurrency: "unbounded" }),
+      liveSessions(hostCalls, granted.length > 0)
+    ],
+    { concurrency: "unbounded" }
+  )
   const open = yield* pagePorts.count
   const state: OptionsState = {
     origins: origins.map(({ origin, paths, manifest, policy }) => ({
@@ -80,7 +97,7 @@ const optionsState = Effect.fnUntraced(function* ({ grants, pagePorts, hostCalls
       openPorts: open.get(origin) ?? 0,
       ...(manifest === undefined ? {} : { manifest })
     })),
-    sessions: yield* liveSessions(hostCalls, origins.length > 0)
+    sessions
   }
   return state
 })
