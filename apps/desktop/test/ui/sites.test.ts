@@ -1,8 +1,12 @@
 /**
  * Sites in real Chromium against the real bridge and a real Core: a site with a live session is listed, full access
  * is turned on only after the confirm step (seen in settings.json) and off again, a typed origin is added, and a bad
- * one is refused at its field with nothing written.
+ * one is refused at its field with nothing written. A site's policy is edited in its dialog (a bad limit refused at
+ * its field), saved to Core (site-policies.json, and what the host role, the extension's, reads) and enforced.
  */
+import { readFile } from "node:fs/promises"
+import path from "node:path"
+import type { Origin } from "@pedelec/contracts/Ids"
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { deskForFile, ORIGIN, open } from "./harness.ts"
@@ -58,5 +62,40 @@ describe("Sites", () => {
     await page.getByRole("alertdialog").getByRole("button", { name: "Give full access" }).click()
     await expect.poll(fullAccess).toContain("https://tools.example.com")
     await desk().shot("sites-added")
+  })
+
+  it("edits a site's policy: a bad limit at its field, then saved to Core, which enforces it", async () => {
+    const { page } = desk()
+    const policies = async () =>
+      JSON.parse(await readFile(path.join(desk().home, "site-policies.json"), "utf8").catch(() => "{}"))
+    await open(desk(), "Sites")
+    await page.locator("#new-origin").fill("https://policy.example.com")
+    await page.locator("#new-origin").press("Enter")
+    const row = page.locator('tr[data-origin="https://policy.example.com"]')
+    await expect.poll(() => row.locator(".policy-summary").textContent()).toContain("Any provider")
+    await row.getByRole("button", { name: "Edit policy…" }).click()
+    const dialog = page.getByRole("dialog")
+    await dialog.locator("input[name=any-provider]").setChecked(false)
+    await dialog.locator('input[name=provider][value="scripted"]').setChecked(true)
+    await dialog.locator("input[name=paths]").setChecked(false)
+    await dialog.locator("#policy-max").fill("0")
+    await dialog.getByRole("button", { name: "Save policy" }).click()
+    await expect.poll(() => page.locator("#policy-max-error").textContent()).toContain("from 1 to 1000")
+    await desk().shot("sites-policy-invalid")
+    expect(await policies()).toEqual({})
+    await dialog.locator("#policy-max").fill("2")
+    await dialog.getByRole("button", { name: "Save policy" }).click()
+    const saved = { allowedProviders: ["scripted"], allowWorkspacePaths: false, maxLiveSessions: 2 }
+    await expect.poll(policies).toEqual({ "https://policy.example.com": saved })
+    await expect.poll(() => dialog.count()).toBe(0)
+    await expect.poll(() => row.locator(".policy-summary").textContent()).toContain("at most 2 live sessions")
+    await desk().shot("sites-policy")
+    const host = await desk().host()
+    const origin = "https://policy.example.com" as Origin
+    expect(await Effect.runPromise(host["origin.get_policy"]({ origin }))).toEqual(saved)
+    const refused = await Effect.runPromise(
+      Effect.flip(host["session.create"]({ origin, input: { provider: "ollama" } }))
+    )
+    expect("code" in refused ? refused.code : refused).toBe("POLICY_PROVIDER_NOT_ALLOWED")
   })
 })
