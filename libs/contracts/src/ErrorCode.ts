@@ -299,7 +299,7 @@ export const EXTENSION_ERRORS = {
     retryable: false,
     raisedBy: ["extension", "core"]
   },
-  // The site's policy, set by the user in the options page: each rule refuses with its own code.
+  // The site's policy, set by the user in the options page or the desktop app: each rule refuses with its own code.
   POLICY_PROVIDER_NOT_ALLOWED: {
     message:
       "This site may not use provider {provider}; its policy allows {allowed}. Ask for an allowed provider, or change the site's policy in the Pedelec options page.",
