@@ -1,7 +1,8 @@
 /**
  * Fuzzed provider output: every provider's output decoder (libs/providers/src/<cli>/<Cli>Events.ts — what turns a
- * CLI's stdout lines into events) fed 10,000 seeded lines each: lines of the CLI's own captured output
- * (libs/providers/test/fixtures) with one value somewhere swapped for a hostile one, the same lines cut short or
+ * CLI's stdout lines into events — and codex app-server's turn, CodexAppServer.ts, whose replies are also drained
+ * after every line) fed 10,000 seeded lines each: lines of the CLI's own captured output
+ * (libs/providers/test/fixtures, and test/codex/app-server) with one value somewhere swapped for a hostile one, the same lines cut short or
  * with invalid UTF-8, and pure hostile JSON. A fresh decoder every 50 lines, as a turn gets one. In-process: the
  * decoders are pure. Expected: never a throw, and every event they emit is a valid ProviderEvent (an error event's
  * code is a contracts code), because Core forwards these events to pages as they are.
@@ -12,6 +13,7 @@ import { fileURLToPath } from "node:url"
 import { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { AntigravityTurnDecoder } from "@pedelec/providers/antigravity/AntigravityEvents"
 import { ClaudeTurnDecoder } from "@pedelec/providers/claude/ClaudeEvents"
+import { CodexAppServerTurn } from "@pedelec/providers/codex/CodexAppServer"
 import { CodexTurnDecoder } from "@pedelec/providers/codex/CodexEvents"
 import { CursorTurnDecoder } from "@pedelec/providers/cursor/CursorEvents"
 import { GeminiTurnDecoder } from "@pedelec/providers/gemini/GeminiEvents"
@@ -28,7 +30,7 @@ import { fuzzRow, record, tallyCases, type Verdict } from "./support/Probe.ts"
 const CASES = 10_000
 const LINES_PER_TURN = 50
 const seed = faultSeed()
-const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../libs/providers/test/fixtures")
+const providerTests = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../libs/providers/test")
 
 /** The pedelec-agent loop has no capture: its lines are ProviderEvents, so a few of each kind stand in. */
 const AGENT_LOOP_LINES = [
@@ -40,19 +42,38 @@ const AGENT_LOOP_LINES = [
   { type: "completed", text: "done" }
 ]
 
-const DECODERS: ReadonlyArray<readonly [string, () => TurnDecoder]> = [
-  ["antigravity", () => new AntigravityTurnDecoder()],
-  ["claude", () => new ClaudeTurnDecoder()],
-  ["codex", () => new CodexTurnDecoder()],
-  ["cursor", () => new CursorTurnDecoder()],
-  ["gemini", () => new GeminiTurnDecoder()],
-  ["opencode", () => new OpencodeTurnDecoder()],
-  ["ollama", () => new AgentLoopDecoder()]
+/** A new app-server process's turn, begun as the adapter begins one; every decode also drains what it owes codex. */
+const appServerTurn = (): TurnDecoder => {
+  const turn = new CodexAppServerTurn(
+    { next: 0 },
+    { cwd: "/tmp/ws", sandbox: "workspace-write", approvalPolicy: "never" }
+  )
+  turn.begin("hi", true, undefined)
+  return {
+    counts: turn.counts,
+    decode: (line) => {
+      const events = turn.decode(line)
+      turn.replies()
+      return events
+    }
+  }
+}
+
+/** Each decoder, and the folder under libs/providers/test holding its CLI's captured lines. */
+const DECODERS: ReadonlyArray<readonly [string, string, () => TurnDecoder]> = [
+  ["antigravity", "fixtures/antigravity", () => new AntigravityTurnDecoder()],
+  ["claude", "fixtures/claude", () => new ClaudeTurnDecoder()],
+  ["codex", "fixtures/codex", () => new CodexTurnDecoder()],
+  ["codex app-server", "codex/app-server", appServerTurn],
+  ["cursor", "fixtures/cursor", () => new CursorTurnDecoder()],
+  ["gemini", "fixtures/gemini", () => new GeminiTurnDecoder()],
+  ["opencode", "fixtures/opencode", () => new OpencodeTurnDecoder()],
+  ["ollama", "", () => new AgentLoopDecoder()]
 ]
 
-/** Every JSON line the CLI printed in its captured fixtures. */
-const capturedLines = (cli: string): Array<unknown> => {
-  const dir = path.join(fixtures, cli)
+/** Every JSON line the CLI printed in its captured fixtures (`folder` under libs/providers/test). */
+const capturedLines = (folder: string): Array<unknown> => {
+  const dir = path.join(providerTests, folder)
   const files = readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isFile() && entry.name.endsWith(".jsonl") ? [path.join(dir, entry.name)] : []
   )
@@ -122,8 +143,8 @@ const runDecoder = (make: () => TurnDecoder) => {
 }
 
 describe(`provider output decoders, ${CASES} fuzzed lines each (seed ${seed})`, () => {
-  test.each(DECODERS)("%s", async (cli, make) => {
-    const seeds = cli === "ollama" ? AGENT_LOOP_LINES : capturedLines(cli)
+  test.each(DECODERS)("%s", async (cli, folder, make) => {
+    const seeds = cli === "ollama" ? AGENT_LOOP_LINES : capturedLines(folder)
     const lines = casesOf(linesFor(seeds), seed, CASES)
     const tally = await tallyCases(lines, runDecoder(make))
     const row = await record(
