@@ -19,8 +19,12 @@
  * node front: node starts in 44-52 ms (1.1-1.3x), the built-ins a run needs (net, child_process, crypto) add 8 ms
  * of CPU, and the sandboxed run of a fresh Deno state takes 52-55 ms against the bare 41-43 (bubblewrap's
  * namespaces, an empty DENO_DIR): about 2.6x before pedelec-deno does anything. Above that: Core's hello and
- * deno.prepare (5 ms), finding, trusting and copying (5-6 ms), spawning (4 ms). The private dir is in memory where
- * it can be (/dev/shm), Deno's state a tmpfs of the sandbox, so making and removing them costs well under a ms.
+ * deno.prepare (5 ms), finding, trusting and copying (5-6 ms), spawning (4 ms). A front on the pinned Deno is not
+ * 2x either: `deno` starts in about the bare run's own time and the sandbox adds ~10 ms to the run, a floor of about
+ * 2.2x for any second JS runtime; it would have to use Deno's own APIs, since loading node:fs, net, child_process or
+ * crypto costs it 40 ms or more (a prototype of the cached path on Deno's APIs: 2.8x where this one was 4.5x, load 8).
+ * The private dir is in memory where it can be (/dev/shm), Deno's state a tmpfs of the sandbox, so making and
+ * removing them costs well under a ms.
  * Reading the graph is Script/Graph's; copying and hashing Script/Copy's; the private dir Script/PrivateDir's.
  */
 import { realpathSync, statSync } from "node:fs"
