@@ -1,31 +1,36 @@
 /**
- * Conversation — one pedelec-agent conversation: its messages, kept in `$PEDELEC_HOME/agent/<sessionId>/<id>.json`
+ * Conversation — one pedelec-agent conversation: its messages, kept in `$PEDELEC_HOME/agent/<sessionId>/<id>.jsonl`
  * (folder 0700, file 0600: the page's tool results can be private, and they stay out of the workspace other agents
  * read), so a later turn resumes it even after Core restarts; and which of them fit the model's context window.
  * Core removes the session's folder when the session ends. It does not talk to the model or run tools.
+ *
+ * The file is append-only, one message a line: a save writes only the messages it does not hold yet. Rewriting the
+ * whole file and renaming it over the old one cost a turn 2–8 ms on a busy ext4 disk (a rename over a file flushes
+ * the new one), twice a turn (issue 15, warm ollama turns); an append of a few lines costs microseconds. A crash
+ * mid-append leaves at worst a torn last line: it is dropped when the file is read, and cut off the file, so the next
+ * append starts a line of its own. Any other line that is not a message is a damaged file: the conversation starts
+ * over.
  */
 import { randomBytes } from "node:crypto"
-import { mkdirSync, renameSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, truncateSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import path from "node:path"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { ChatMessage } from "./Ollama.ts"
 
-const Stored = Schema.Array(
-  Schema.Struct({
-    role: Schema.Literals(["user", "assistant", "tool"]),
-    content: Schema.String,
-    tool_name: Schema.optionalKey(Schema.String),
-    tool_calls: Schema.optionalKey(
-      Schema.Array(
-        Schema.Struct({
-          function: Schema.Struct({ name: Schema.String, arguments: Schema.Record(Schema.String, Schema.Unknown) })
-        })
-      )
+const Stored = Schema.Struct({
+  role: Schema.Literals(["user", "assistant", "tool"]),
+  content: Schema.String,
+  tool_name: Schema.optionalKey(Schema.String),
+  tool_calls: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        function: Schema.Struct({ name: Schema.String, arguments: Schema.Record(Schema.String, Schema.Unknown) })
+      })
     )
-  })
-)
+  )
+})
 const decodeStored = Schema.decodeUnknownOption(Stored)
 
 /** Ids look like Core's own: 128 random bits, URL-safe, so one can never name a path. */
@@ -34,32 +39,46 @@ const ID = /^[A-Za-z0-9_-]{16,64}$/
 
 export const conversationFile = (agentDir: string, sessionId: string, id: string): string => {
   if (!ID.test(id)) throw new Error(`not a pedelec-agent conversation id: ${id}`)
-  return path.join(agentDir, sessionId, `${id}.json`)
+  return path.join(agentDir, sessionId, `${id}.jsonl`)
 }
 
-/** The stored messages, or none when the file is missing or unreadable (the conversation then starts over). */
+const messageOf = (line: string): ChatMessage | undefined => {
+  try {
+    return Option.getOrUndefined(decodeStored(JSON.parse(line))) as ChatMessage | undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The stored messages, or none when the file is missing or damaged (the conversation then starts over). */
 export const loadConversation = async (file: string): Promise<Array<ChatMessage>> => {
   const text = await readFile(file, "utf8").catch(() => undefined)
   if (text === undefined) return []
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return []
+  const lines = text.split("\n")
+  const torn = lines.pop() ?? ""
+  const messages: Array<ChatMessage> = []
+  for (const line of lines) {
+    if (line === "") continue
+    const message = messageOf(line)
+    if (message === undefined) return []
+    messages.push(message)
   }
-  return Option.getOrElse(decodeStored(json), () => []) as Array<ChatMessage>
+  // Cut off, not ended with a newline: ended, it would read as a damaged line once the next append follows it.
+  if (torn !== "") truncateSync(file, Buffer.byteLength(text) - Buffer.byteLength(torn))
+  return messages
 }
 
 /**
- * Written with blocking calls on purpose: the turn waits for the file anyway (before its first round, before its
- * completion), and five thread-pool round trips cost a loaded 2-core machine milliseconds a save, the calls
- * themselves tens of microseconds; what else the process has in flight (a listing, a window) waits no longer.
+ * Appends the messages after the first `saved` (the ones the file holds already) and returns how many it holds now.
+ * Blocking on purpose: the turn waits for the file anyway (before its first round, before its completion), and a
+ * thread-pool round trip costs a loaded 2-core machine more than the append itself.
  */
-export const saveConversation = async (file: string, messages: ReadonlyArray<ChatMessage>): Promise<void> => {
+export const appendConversation = (file: string, messages: ReadonlyArray<ChatMessage>, saved: number): number => {
+  if (saved >= messages.length) return saved
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-  const temp = `${file}.${process.pid}.tmp`
-  writeFileSync(temp, JSON.stringify(messages), { mode: 0o600 })
-  renameSync(temp, file)
+  const lines = messages.slice(saved).map((message) => `${JSON.stringify(message)}\n`)
+  appendFileSync(file, lines.join(""), { mode: 0o600 })
+  return messages.length
 }
 
 /** A cheap, deliberately high estimate (about 3 characters a token) so the window is never overrun by surprise. */

@@ -9,7 +9,7 @@
 
 import type { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
-import { conversationFile, fitToWindow, newConversationId, saveConversation } from "./Conversation.ts"
+import { appendConversation, conversationFile, fitToWindow, newConversationId } from "./Conversation.ts"
 import { AgentFailure, Cancelled } from "./Failure.ts"
 import { conversationOf, holdNewConversation, type Kept, pageToolsFor, windowOf } from "./Kept.ts"
 import { type ChatMessage, type Connection, chat, type ToolCall } from "./Ollama.ts"
@@ -61,16 +61,21 @@ const prepare = async (request: AgentLoopRequest, context: TurnContext, kept: Ke
   const id = request.providerSessionId ?? newConversationId()
   const file = conversationFile(context.agentDir, context.threadId, id)
   const messages = await conversationOf(kept, id, request.providerSessionId !== undefined, file)
+  // What the file holds already: everything before this turn (read from it, or saved by the turn before).
+  let saved = messages.length
+  const save = () => {
+    saved = appendConversation(file, messages, saved)
+  }
   messages.push({ role: "user", content: request.prompt })
   context.emit({ type: "session", providerSessionId: id })
   // Saved before the first round: a turn that fails still leaves a conversation the next turn can resume.
-  const [, window, { page, tools: pageTools }] = await Promise.all([
-    saveConversation(file, messages),
+  save()
+  const [window, { page, tools: pageTools }] = await Promise.all([
     windowOf(kept, connection, request.model),
     pageToolsFor(kept, context.threadId, context.version)
   ])
   return {
-    file,
+    save,
     messages,
     page,
     pageTools,
@@ -101,7 +106,7 @@ export const warmUp = (request: AgentLoopRequest, context: TurnContext, kept: Ke
 export const runTurn = async (request: AgentLoopRequest, context: TurnContext, kept: Kept): Promise<void> => {
   if (request.warmUp === true) return warmUp(request, context, kept)
   const connection = connectionOf(request, context)
-  const { file, messages, page, pageTools, numCtx } = await prepare(request, context, kept, connection)
+  const { save, messages, page, pageTools, numCtx } = await prepare(request, context, kept, connection)
   const tools = [...pageTools, ...workspaceTools]
   const pageNames = new Set(pageTools.map((tool) => tool.function.name))
   const system = systemMessage(context.workspace)
@@ -128,7 +133,7 @@ export const runTurn = async (request: AgentLoopRequest, context: TurnContext, k
     })
     if (reply.content !== "") context.emit({ type: "message", text: reply.content })
     if (reply.toolCalls.length === 0) {
-      await saveConversation(file, messages)
+      save()
       context.emit({ type: "usage", inputTokens, outputTokens })
       context.emit({ type: "completed" })
       return
@@ -139,7 +144,7 @@ export const runTurn = async (request: AgentLoopRequest, context: TurnContext, k
       const answer: ToolAnswer | unknown = await answerOf(call, page, pageNames, context)
       messages.push({ role: "tool", tool_name: call.name, content: JSON.stringify(answer) })
     }
-    await saveConversation(file, messages)
+    save()
   }
   throw new AgentFailure(
     "PROVIDER_FAILED",

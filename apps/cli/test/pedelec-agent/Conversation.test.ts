@@ -1,16 +1,17 @@
-// pedelec-agent's conversation store and context window: saved privately and read back, a damaged file starts the
-// conversation over, ids cannot name a path, and the window keeps the current turn while the oldest turns go first.
-import { mkdtemp, rm, stat, writeFile } from "node:fs/promises"
+// pedelec-agent's conversation store and context window: saved privately and read back, appended (each message
+// written once), a torn last line dropped and cut off, a damaged file starts the conversation over, ids cannot name a
+// path, and the window keeps the current turn while the oldest turns go first.
+import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
+  appendConversation,
   conversationFile,
   estimateTokens,
   fitToWindow,
   loadConversation,
-  newConversationId,
-  saveConversation
+  newConversationId
 } from "../../src/pedelec-agent/Conversation.ts"
 import type { ChatMessage } from "../../src/pedelec-agent/Ollama.ts"
 
@@ -31,15 +32,38 @@ describe("conversation store", () => {
   it("saves privately and reads back; a damaged or missing file starts over", async () => {
     const file = conversationFile(dir, "session-1", newConversationId())
     const messages = turn(1, 10)
-    await saveConversation(file, messages)
+    expect(appendConversation(file, messages, 0)).toBe(messages.length)
     expect(await loadConversation(file)).toEqual(messages)
     expect((await stat(file)).mode & 0o777).toBe(0o600)
     expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700)
-    await writeFile(file, "{not json")
+    await writeFile(file, "{not json}\n")
     expect(await loadConversation(file)).toEqual([])
-    await writeFile(file, JSON.stringify([{ role: "boss", content: 1 }]))
+    await writeFile(file, `${JSON.stringify({ role: "boss", content: 1 })}\n`)
     expect(await loadConversation(file)).toEqual([])
-    expect(await loadConversation(path.join(dir, "none.json"))).toEqual([])
+    expect(await loadConversation(path.join(dir, "none.jsonl"))).toEqual([])
+  })
+
+  it("appends only what the file lacks: a turn's saves write each message once", async () => {
+    const file = conversationFile(dir, "session-1", newConversationId())
+    const messages: Array<ChatMessage> = [{ role: "user", content: "first" }]
+    let saved = appendConversation(file, messages, 0)
+    messages.push({ role: "assistant", content: "one" })
+    saved = appendConversation(file, messages, saved)
+    expect(appendConversation(file, messages, saved)).toBe(2)
+    expect((await readFile(file, "utf8")).split("\n")).toHaveLength(3)
+    expect(await loadConversation(file)).toEqual(messages)
+  })
+
+  it("drops a torn last line (a crash mid-append) and cuts it off, so the next append reads back", async () => {
+    const file = conversationFile(dir, "session-1", newConversationId())
+    const messages: Array<ChatMessage> = [{ role: "user", content: "kept" }]
+    appendConversation(file, messages, 0)
+    await appendFile(file, '{"role":"assistant","cont')
+    const loaded = await loadConversation(file)
+    expect(loaded).toEqual(messages)
+    loaded.push({ role: "assistant", content: "after the crash" })
+    appendConversation(file, loaded, 1)
+    expect(await loadConversation(file)).toEqual(loaded)
   })
 
   it("never lets an id name a path", () => {

@@ -8,7 +8,7 @@ import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import { CONTEXT_LENGTH } from "@pedelec/test-kit/model-server/Ollama"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { conversationFile, saveConversation } from "../../src/pedelec-agent/Conversation.ts"
+import { appendConversation, conversationFile } from "../../src/pedelec-agent/Conversation.ts"
 import { conversationOf, emptyKept, forgetKept, windowOf } from "../../src/pedelec-agent/Kept.ts"
 import { warmUp } from "../../src/pedelec-agent/Loop.ts"
 import type { Connection } from "../../src/pedelec-agent/Ollama.ts"
@@ -47,7 +47,7 @@ describe("kept between turns", () => {
   it("takes a conversation it holds from memory and one it does not from its file", async () => {
     const id = "kept-conversation-0001"
     const file = conversationFile(dir, "session", id)
-    await saveConversation(file, [{ role: "user", content: "saved" }])
+    appendConversation(file, [{ role: "user", content: "saved" }], 0)
     const kept = emptyKept()
     const resumed = await conversationOf(kept, id, true, file)
     expect(resumed).toEqual([{ role: "user", content: "saved" }])
