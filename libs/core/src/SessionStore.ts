@@ -7,6 +7,14 @@
  * either way one bad file never blocks the others. A write the disk refuses is a coded failure (StorageFailure) and
  * leaves the previous record whole; an ended record that cannot be written is removed instead, so an ended session
  * never comes back.
+ *
+ * What a save guarantees: once it returns, a Core crash finds the new record; whatever crashes (Core or the
+ * machine), a record is never torn (its content is fsynced before the rename). The folder is fsynced only where a
+ * power loss must not undo the rename: a record's first write by this Core (else it could vanish) and an ended one
+ * (else it could come back); an update of a record already on disk (a turn's start, its processes) may be rolled
+ * back by a power loss to the previous whole record, which the event log (never fsynced) matches. The folder is
+ * made once, and again only when it has gone: a mkdir and chmod per save cost a turn's start two thread-pool round
+ * trips (issue 15, warm ollama turns).
  */
 import path from "node:path"
 import { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
@@ -96,6 +104,9 @@ interface Records {
   readonly paths: CorePaths["Service"]
   readonly fs: FileSystem.FileSystem
   readonly locks: Map<SessionId, Semaphore.Semaphore>
+  /** Records whose directory entry is durable: read from the folder, or written by this Core with its fsync. */
+  readonly onDisk: Set<SessionId>
+  folderMade: boolean
 }
 
 // Every write of one session holds its lock, so an update never loses a concurrent save or update.
@@ -114,14 +125,26 @@ const fileOf = (records: Records, sessionId: SessionId) => {
   return path.join(records.paths.sessionsDir, `${sessionId}${RECORD_SUFFIX}`)
 }
 
+const makeFolder = Effect.fnUntraced(function* ({ fs, paths }: Records) {
+  yield* fs.makeDirectory(paths.sessionsDir, { recursive: true, mode: DIR_MODE })
+  yield* fs.chmod(paths.sessionsDir, DIR_MODE)
+})
+
 const write = Effect.fnUntraced(function* (records: Records, record: SessionRecord) {
-  const { fs, paths } = records
   const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict).pipe(Effect.orDie)
+  const { sessionId } = valid
+  const writeRecord = (syncDirectory: boolean) =>
+    writeFileAtomic(records.fs, fileOf(records, sessionId), `${JSON.stringify(valid)}\n`, FILE_MODE, { syncDirectory })
   yield* Effect.gen(function* () {
-    yield* fs.makeDirectory(paths.sessionsDir, { recursive: true, mode: DIR_MODE })
-    yield* fs.chmod(paths.sessionsDir, DIR_MODE)
-    yield* writeFileAtomic(fs, fileOf(records, valid.sessionId), `${JSON.stringify(valid)}\n`, FILE_MODE)
+    if (!records.folderMade) yield* makeFolder(records)
+    records.folderMade = true
+    yield* writeRecord(!records.onDisk.has(sessionId) || valid.state === "ended").pipe(
+      // Removed under a running Core (a user cleaning up): made again, as a save before this one would have, and
+      // the record is new to the new folder.
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.andThen(makeFolder(records), writeRecord(true)))
+    )
   }).pipe(orStorageFailure("writing a session record"))
+  records.onDisk.add(sessionId)
 })
 
 const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId) {
@@ -131,7 +154,10 @@ const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId
   const text = yield* fs.readFileString(file).pipe(readIfPresent("reading a session record"))
   if (text === undefined) return yield* Effect.fail(notFound(sessionId))
   const record = parseRecord(sessionId, text)
-  if (record !== undefined) return record
+  if (record !== undefined) {
+    records.onDisk.add(sessionId)
+    return record
+  }
   // Kept for a human to inspect, out of the way of list() and the next save.
   yield* fs.rename(file, `${file}.corrupt`).pipe(Effect.ignore)
   return yield* Effect.fail(notFound(sessionId))
@@ -142,7 +168,10 @@ const save = Effect.fn("SessionStore.save")(function* (records: Records, record:
 })
 
 const removeFile = (records: Records, sessionId: SessionId) =>
-  records.fs.remove(fileOf(records, sessionId), { force: true }).pipe(orStorageFailure("removing a session record"))
+  records.fs.remove(fileOf(records, sessionId), { force: true }).pipe(
+    Effect.tap(() => Effect.sync(() => records.onDisk.delete(sessionId))),
+    orStorageFailure("removing a session record")
+  )
 
 // An atomic write needs room for a whole new copy; an unlink needs none and frees the old one. A session without
 // a record cannot be resumed either, so on a full disk the removal is what keeps the end's promise.
@@ -234,7 +263,13 @@ export class SessionStore extends Context.Service<
   static readonly layer = Layer.effect(
     SessionStore,
     Effect.gen(function* () {
-      const records: Records = { paths: yield* CorePaths, fs: yield* FileSystem.FileSystem, locks: new Map() }
+      const records: Records = {
+        paths: yield* CorePaths,
+        fs: yield* FileSystem.FileSystem,
+        locks: new Map(),
+        onDisk: new Set(),
+        folderMade: false
+      }
       return SessionStore.of({
         save: (record) => save(records, record),
         saveEnded: (record) => saveEnded(records, record),

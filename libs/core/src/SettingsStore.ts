@@ -1,13 +1,14 @@
 /**
  * SettingsStore — owns `settings.json` (0644) and `secrets.json` (0600) of one Pedelec home: reads them through the
- * contracts schemas on every call, writes them atomically (temp file in the same directory, fsync, rename) after
- * validating, and hands out `PublicSettings`, where each secret is only a `secretsSet` flag. A file the disk will not
- * give back (EIO, EACCES) is `STORAGE_UNAVAILABLE`; a half-written one is `SETTINGS_INVALID`. It does NOT resolve
- * effort profiles or check them against a provider's allow-list (adapters do), and it never resets a bad file: an
- * invalid one is reported as `SETTINGS_INVALID` until the user fixes it. Its read and write steps are shared with
+ * contracts schemas on every call, writes them atomically (temp file in the same directory, fsync, rename, fsync of the
+ * folder) after validating, and hands out `PublicSettings`, where each secret is only a `secretsSet` flag. A file the
+ * disk will not give back (EIO, EACCES) is `STORAGE_UNAVAILABLE`; a half-written one is `SETTINGS_INVALID`. It does NOT
+ * resolve effort profiles or check them against a provider's allow-list (adapters do), and it never resets a bad file:
+ * an invalid one is reported as `SETTINGS_INVALID` until the user fixes it. Its read and write steps are shared with
  * the other user-owned document of the home, the site policies (SitePolicies).
  */
 import { randomBytes } from "node:crypto"
+import { closeSync, fchmodSync, fsync, openSync, renameSync, writeSync } from "node:fs"
 import path from "node:path"
 import { ERROR_CATALOG } from "@pedelec/contracts/catalog/full"
 import { issuesOfExit, jsonDepthExceeded, type PointedIssue } from "@pedelec/contracts/JsonPointer"
@@ -18,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
@@ -31,33 +33,71 @@ const HOME_MODE = 0o700
 
 const strict = { onExcessProperty: "error" } as const
 
+/** A file error as the PlatformError the stores map: its errno kept (a full disk is STORAGE_FULL), ENOENT NotFound. */
+const platformError = (method: string, cause: unknown) =>
+  PlatformError.systemError({
+    _tag: (cause as { code?: unknown }).code === "ENOENT" ? "NotFound" : "Unknown",
+    module: "FileSystem",
+    method,
+    cause
+  })
+
+const blocking = <A>(method: string, call: () => A) =>
+  Effect.try({ try: call, catch: (cause) => platformError(method, cause) })
+
+/** fsync on the thread pool: a busy disk may take tens of milliseconds, and Core's other sessions do not wait. */
+const fsyncOnPool = (fd: number) =>
+  Effect.callback<void, PlatformError.PlatformError>((resume) => {
+    fsync(fd, (cause) => resume(cause === null ? Effect.void : Effect.fail(platformError("fsync", cause))))
+  })
+
+export interface AtomicWriteOptions {
+  /**
+   * Also fsync the folder, so the rename itself survives a power loss: for a file that is new (without it a power
+   * loss may leave no file at all) or whose last state must never roll back. Without it a power loss may leave the
+   * previous whole version. Default: true.
+   */
+  readonly syncDirectory?: boolean
+}
+
 /**
- * Writes `text` to `file` so that a reader sees either the old or the new content, never a mix: a crash leaves at
- * worst a stray `<file>.<random>.tmp`, which no reader looks at. Shared with SessionStore.
+ * Writes `text` to `file` so that a reader sees either the old or the new content, never a mix, whatever crashes
+ * (Core or the machine): the new content is fsynced before the rename makes it visible. A crash leaves at worst a
+ * stray `<file>.<random>.tmp`, which no reader looks at. The open, write and rename are blocking calls (microseconds
+ * into the page cache; a thread-pool round trip each cost a loaded 2-core box ~1 ms, ten of them a save, issue 15);
+ * only the fsyncs wait on the pool. Shared with SessionStore and the runtime file.
  */
 export const writeFileAtomic = Effect.fnUntraced(function* (
   fs: FileSystem.FileSystem,
   file: string,
   text: string,
-  mode: number
+  mode: number,
+  options: AtomicWriteOptions = {}
 ) {
   const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`
-  const write = Effect.scoped(
-    Effect.gen(function* () {
-      // `wx`: never follow or reuse something planted under the temp name.
-      const handle = yield* fs.open(temp, { flag: "wx", mode })
-      yield* handle.writeAll(new TextEncoder().encode(text))
-      yield* handle.sync
+  // `wx`: never follow or reuse something planted under the temp name.
+  const fd = yield* blocking("open", () => openSync(temp, "wx", mode))
+  const bytes = Buffer.from(text)
+  const write = Effect.gen(function* () {
+    yield* blocking("write", () => {
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written)
     })
-  )
-  // The open mode is filtered by the umask; chmod makes the permission exact.
+    // The open mode is filtered by the umask; fchmod makes the permission exact.
+    yield* blocking("fchmod", () => fchmodSync(fd, mode))
+    yield* fsyncOnPool(fd)
+  }).pipe(Effect.ensuring(Effect.ignore(blocking("close", () => closeSync(fd)))))
   yield* write.pipe(
-    Effect.andThen(fs.chmod(temp, mode)),
-    Effect.andThen(fs.rename(temp, file)),
+    Effect.andThen(blocking("rename", () => renameSync(temp, file))),
     Effect.onError(() => Effect.ignore(fs.remove(temp, { force: true })))
   )
-  // Makes the rename itself durable; not every platform can open a directory, and then the rename is what we have.
-  yield* Effect.ignore(Effect.scoped(Effect.flatMap(fs.open(path.dirname(file)), (dir) => dir.sync)))
+  if (options.syncDirectory === false) return
+  // Not every platform can open a directory, and then the rename is what we have.
+  yield* Effect.ignore(
+    Effect.flatMap(
+      blocking("open", () => openSync(path.dirname(file), "r")),
+      (dir) => fsyncOnPool(dir).pipe(Effect.ensuring(Effect.ignore(blocking("close", () => closeSync(dir)))))
+    )
+  )
 })
 
 // A redactor rewrites an error text so that nothing read from a secrets file survives in it. Deliberately no type

@@ -162,6 +162,24 @@ describe("SessionStore", () => {
     )
   )
 
+  it.effect("the folder is made by the first save only, and again when it was removed under a running store", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const first = recordFor(mintSessionId())
+        yield* store.save(first)
+        yield* io(() => rm(dir, { recursive: true, force: true }))
+        const second = recordFor(mintSessionId())
+        yield* store.save(second)
+        assert.deepStrictEqual(yield* store.load(second.sessionId), second)
+        assert.strictEqual((yield* io(() => stat(dir))).mode & 0o777, 0o700)
+        // The first record went with the folder; saving it again writes it whole into the new one.
+        yield* store.save({ ...first, lastSeq: 3 })
+        assert.strictEqual((yield* store.load(first.sessionId)).lastSeq, 3)
+      })
+    )
+  )
+
   it.effect("concurrent updates serialize: 100 increments give 100", () =>
     withStore(() =>
       Effect.gen(function* () {
