@@ -157,7 +157,8 @@ const closeSlot = (slot: Slot) =>
     return handle === undefined ? Effect.void : Scope.close(handle.scope, Exit.void)
   })
 
-const append = Effect.fn("EventLog.append")(function* (logs: Logs, event: SessionEvent) {
+// Untraced: every event is appended (four per tool call), and a span would cost more than the write.
+const append = Effect.fnUntraced(function* (logs: Logs, event: SessionEvent) {
   const slot = slotOf(logs, event.sessionId)
   const line = encoder.encode(`${JSON.stringify(event)}\n`)
   yield* slot.lock.withPermits(1)(

@@ -8,7 +8,9 @@
  * secret is (SettingsStore) nor keep secrets from agents that need them (the adapters pass them on purpose).
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -27,7 +29,7 @@ const MIN_SECRET_LENGTH = 8
 const BEARER = /\bBearer\s+[^\s"',;)\]}]+/gi
 
 /** How long a read of secrets.json serves: long enough that a burst of events costs one read. */
-const REFRESH = "1 second"
+const REFRESH = Duration.seconds(1)
 
 /** `text` with every known value and every bearer token replaced. */
 export const scrubText = (text: string, values: ReadonlySet<string>): string => {
@@ -40,17 +42,25 @@ export const scrubText = (text: string, values: ReadonlySet<string>): string => 
 export const scrubDeep = <A>(value: A, values: ReadonlySet<string>): A => {
   if (typeof value === "string") return scrubText(value, values) as A
   if (typeof value !== "object" || value === null) return value
+  // Copied only from the first string that changed: every event goes through here, and almost none holds a secret.
   if (Array.isArray(value)) {
-    const items = value.map((item) => scrubDeep(item, values))
-    return (items.some((item, index) => item !== value[index]) ? items : value) as A
+    let items: Array<unknown> | undefined
+    for (let index = 0; index < value.length; index++) {
+      const scrubbed = scrubDeep(value[index], values)
+      if (scrubbed !== value[index]) items ??= value.slice()
+      if (items !== undefined) items[index] = scrubbed
+    }
+    return (items ?? value) as A
   }
-  let changed = false
-  const entries = Object.entries(value).map(([key, item]) => {
+  let copy: Record<string, unknown> | undefined
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    const item = (value as Record<string, unknown>)[key]
     const scrubbed = scrubDeep(item, values)
-    if (scrubbed !== item) changed = true
-    return [key, scrubbed] as const
-  })
-  return (changed ? Object.fromEntries(entries) : value) as A
+    if (scrubbed !== item) copy ??= { ...(value as Record<string, unknown>) }
+    if (copy !== undefined) copy[key] = scrubbed
+  }
+  return (copy ?? value) as A
 }
 
 const make = Effect.gen(function* () {
@@ -69,11 +79,18 @@ const make = Effect.gen(function* () {
     ),
     REFRESH
   )
+  // Until then what is known is fresh enough: most events skip the cache's own bookkeeping (and any span), as
+  // this runs for every event of every session.
+  let freshUntil = 0
+  const refreshed = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    now < freshUntil
+      ? Effect.void
+      : Effect.map(refresh, () => {
+          freshUntil = now + Duration.toMillis(REFRESH)
+        })
+  )
   return SecretScrubber.of({
-    scrub: Effect.fn("SecretScrubber.scrub")(function* <A>(value: A) {
-      yield* refresh
-      return scrubDeep(value, known)
-    }),
+    scrub: <A>(value: A) => Effect.map(refreshed, () => scrubDeep(value, known)),
     scrubKnown: (value) => scrubDeep(value, known)
   })
 })
