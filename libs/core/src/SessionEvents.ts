@@ -67,11 +67,7 @@ const open = Effect.fn("SessionEvents.open")(function* (channels: Channels, sess
 })
 
 // Untraced: it runs for every event (four per tool call), and a span costs more than the rest of it (~14 us).
-const publish = Effect.fnUntraced(function* (
-  channels: Channels,
-  sessionId: SessionId,
-  body: EventBody
-) {
+const publish = Effect.fnUntraced(function* (channels: Channels, sessionId: SessionId, body: EventBody) {
   const channel = yield* channelOf(channels, sessionId)
   // One permit per session: seq order, log order and delivery order are the same order.
   return yield* channel.lock.withPermits(1)(
