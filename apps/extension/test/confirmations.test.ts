@@ -2,8 +2,9 @@
  * A destructive tool's call waits on the user's yes in a window the extension draws (issue 16.1), through the
  * worker's real services over a fake browser: the page does not get the call until Allow, Core is told the call
  * waits on the user, Allow once asks again next time, Allow for this session does not, Deny (or closing the window)
- * answers Core TOOL_DENIED_BY_USER on the page's own connection and the page never sees the call; a tool the page
- * did not mark passes straight on.
+ * answers Core TOOL_DENIED_BY_USER on the page's own connection and the page never sees the call, and a refusal
+ * Core did not take is sent again when Core offers the call again, without a new window; a tool the page did not
+ * mark passes straight on.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -127,6 +128,30 @@ describe("confirmation of destructive tool calls", () => {
           "the closed window's refusal"
         )
         assert.isFalse(pageGot(page, "call-0001") || pageGot(page, "call-0002"), "the page saw a refused call")
+      })
+    )
+  )
+
+  it.effect("a refusal Core did not take is sent again when the call is offered again, without asking again", () =>
+    run((fake) =>
+      Effect.gen(function* () {
+        const { page, native, subscription } = yield* subscribed(fake)
+        const submits = () => hostRequests(native).filter((r) => r.method === "tool.submit_result")
+        native.emit({ kind: "event", subscription, event: call("call-0001", "erase", 1) })
+        const denied = yield* confirmTicket(fake, 2)
+        assert.isTrue((yield* answer(denied.ticket, "deny")).ok)
+        yield* waitUntil(() => submits().length === 1, "the refusal")
+        assert.include(fake.closedWindows, denied.windowId, "the window closes at once")
+        const lost = { code: "NATIVE_CONNECTION_CLOSED", message: "gone", retryable: true, source: "extension" }
+        native.emit({ kind: "response", id: submits()[0]!.id, ok: false, error: lost })
+        // Core, never having heard the answer, offers the call again (as after a reconnect).
+        native.emit({ kind: "event", subscription, event: call("call-0001", "erase", 1) })
+        yield* waitUntil(() => submits().length === 2, "the refusal sent again")
+        const again = submits()[1]!.params as { toolCallId: string; outcome: { error: { code: string } } }
+        assert.deepStrictEqual([again.toolCallId, again.outcome.error.code], ["call-0001", "TOOL_DENIED_BY_USER"])
+        assert.strictEqual(fake.popups.length, 2, "no new window")
+        native.emit({ kind: "response", id: submits()[1]!.id, ok: true, result: { accepted: true } })
+        assert.isFalse(pageGot(page, "call-0001"), "the page saw the refused call")
       })
     )
   )

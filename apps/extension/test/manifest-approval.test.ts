@@ -109,7 +109,7 @@ describe("manifest approval", () => {
           })
         yield* answer("session.list", [])
         // Core's policy is the one shown (the desktop app may have set it), and it becomes the extension's copy.
-        const fromCore = { allowedProviders: ["ollama"], allowWorkspacePaths: false }
+        const fromCore = { allowedProviders: ["ollama" as const], allowWorkspacePaths: false }
         yield* answer("origin.get_policy", fromCore)
         const state = yield* Fiber.join(listing)
         assert.isTrue(state.ok)

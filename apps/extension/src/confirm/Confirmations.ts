@@ -4,7 +4,7 @@
  * `requiresConfirmation` is held from the page; the window (confirm.html) shows the site, the tool and the exact
  * arguments; Allow once / Allow for this session pass the very event it showed (bound by a SHA-256 of session, call
  * id, tool and canonical arguments) to the page, Deny answers Core `TOOL_DENIED_BY_USER` on the page's own
- * connection and the page sees nothing run. While it is open Core is told the call waits on the user
+ * connection (again at each re-offer until Core has answered) and the page sees nothing run. While it is open Core is told the call waits on the user
  * (`tool.awaiting_user`: its timeout pauses). Closing the window is Deny. Everything is kept in
  * `chrome.storage.session` (ConfirmState), so the window outlives a worker restart: Core offers the call again when
  * the page re-subscribes, which re-attaches it. Which events reach the page otherwise is Forwarding's.
@@ -156,19 +156,33 @@ const apply = Effect.fnUntraced(function* (state: State, call: PendingCall, deci
     const allowed = state.document.allowed[call.sessionId] ?? []
     state.document.allowed[call.sessionId] = [...allowed, call.tool]
   }
-  if (decision === "deny") {
-    const { code, message, details } = PedelecError.fromCode("TOOL_DENIED_BY_USER", "extension", {
-      details: { tool: call.tool }
-    })
-    // A tool outcome's error is what the agent reads: code, message, details (no wire-only fields).
-    const outcome = { ok: false, error: { code, message, ...(details === undefined ? {} : { details }) } }
-    const params = { sessionId: call.sessionId, toolCallId: call.toolCallId, outcome }
-    // Not awaited: the window closes at once; Core's answer (or a dropped link, whose calls Core ends) is its own.
-    yield* forward(via.forwarding, "tool.submit_result", params).pipe(Effect.ignore, Effect.forkDetach)
-  } else {
-    via.forwarding.post({ kind: "event", event: via.event })
-  }
+  if (decision === "deny") return yield* refuse(state, call, via.forwarding)
+  via.forwarding.post({ kind: "event", event: via.event })
   yield* settle(state, call)
+})
+
+/**
+ * Deny: the window closes at once, and Core hears TOOL_DENIED_BY_USER. Until Core has answered, the call stays
+ * decided: if the refusal is lost (the link dropped), Core offers the call again and it is refused again, unasked.
+ */
+const refuse = Effect.fnUntraced(function* (state: State, call: PendingCall, forwarding: Forwarding) {
+  const { code, message, details } = PedelecError.fromCode("TOOL_DENIED_BY_USER", "extension", {
+    details: { tool: call.tool }
+  })
+  // A tool outcome's error is what the agent reads: code, message, details (no wire-only fields).
+  const outcome = { ok: false, error: { code, message, ...(details === undefined ? {} : { details }) } }
+  const params = { sessionId: call.sessionId, toolCallId: call.toolCallId, outcome }
+  const { windowId, ...rest } = call
+  const decided: PendingCall = { ...rest, decided: "deny" }
+  state.document.pending[call.ticket] = decided
+  state.via.delete(call.ticket)
+  yield* save(state)
+  if (windowId !== undefined) yield* Effect.promise(() => state.chrome.closeWindow(windowId).catch(() => undefined))
+  yield* forward(forwarding, "tool.submit_result", params).pipe(
+    Effect.andThen(settle(state, decided)),
+    Effect.ignore,
+    Effect.forkDetach
+  )
 })
 
 /** Forgets the call and closes its window. */
