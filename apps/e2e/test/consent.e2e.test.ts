@@ -5,12 +5,18 @@
 // the extension draws: allowed once, allowed for the session, denied (the agent gets TOOL_DENIED_BY_USER and the
 // page's handler never runs), left open past the tool's timeout, and answered after a service-worker stop. A site's
 // policy set in the options page refuses, by rule, a provider it does not allow (asked for: the extension; the
-// default: Core), a workspace path, and a session over its limit.
+// default: Core), a workspace path, and a session over its limit; a policy the desktop app sets is the one the
+// options page shows and the extension enforces.
 // Screenshots of each window land in test/screenshots/.
 import { mkdir } from "node:fs/promises"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
+import type { Origin } from "@pedelec/contracts/Ids"
+import type { SitePolicy } from "@pedelec/contracts/SitePolicy"
+import { connectDesktop } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
+import { liveCore } from "@pedelec/test-kit/core/CoreProcess"
+import * as Effect from "effect/Effect"
 import type { Page } from "playwright-core"
 import { describe, expect, test } from "vitest"
 import {
@@ -291,6 +297,43 @@ describe("a site's policy, set in the options page, refuses by rule", () => {
     expect((await createFailure({ provider: "ollama", workspace: { path: "/tmp" } }))?.code).toBe(
       "POLICY_WORKSPACE_NOT_ALLOWED"
     )
+  })
+
+  test("one the desktop app set holds, loosened or tightened, and the options page shows it", async () => {
+    const origin = chain().origins.http as Origin
+    const fromDesktop = async (policy: SitePolicy) => {
+      const info = await liveCore(chain().home)
+      if (info === undefined) throw new Error("no Core runs for the chain's home")
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.flatMap(connectDesktop(info, { component: "desktop", version: "e2e" }), (desktop) =>
+            desktop["desktop.origin.set_policy"]({ origin, policy })
+          )
+        )
+      )
+    }
+    await setPolicy({ only: ["ollama"], paths: true })
+    try {
+      // Loosened in the desktop app: the extension's copy would refuse, Core's allows, so the session starts.
+      await fromDesktop({ allowWorkspacePaths: true })
+      const loosened = await createOn(pageOf(), ERASE_MANIFEST, { provider: "scripted" })
+      expect(loosened.failure).toBeUndefined()
+      // Tightened there: refused (by Core, whose copy it is), and the options page shows it.
+      await fromDesktop({ allowedProviders: ["ollama"], allowWorkspacePaths: true })
+      const tightened = await createFailure({ provider: "scripted" })
+      expect(tightened?.code).toBe("POLICY_PROVIDER_NOT_ALLOWED")
+      expect(tightened?.source).toBe("core")
+      const options = await chain().context.newPage()
+      try {
+        await options.goto(extensionUrl(chain().extensionId, "options.html"))
+        const summary = options.locator(`#origins li[data-origin="${origin}"] details.policy-details summary`)
+        await expect.poll(() => summary.textContent(), { timeout: 10_000 }).toContain("only ollama")
+      } finally {
+        await options.close()
+      }
+    } finally {
+      await fromDesktop({ allowWorkspacePaths: true })
+    }
   })
 
   test("a session over its live-session limit", async () => {

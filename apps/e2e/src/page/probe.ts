@@ -20,6 +20,8 @@ export interface Failure {
   readonly code: string
   readonly message: string
   readonly details: unknown
+  /** The component that refused (the error's `source`). */
+  readonly source?: string
 }
 
 /** How a turn started with `startTurn` ended: its result, or the error `sendText` rejected with. */
@@ -142,7 +144,9 @@ const probe = {
       await promise
       return undefined
     } catch (error) {
-      if (error instanceof PedelecError) return { code: error.code, message: error.message, details: error.details }
+      if (error instanceof PedelecError) {
+        return { code: error.code, message: error.message, details: error.details, source: error.source }
+      }
       return { code: "NOT_A_PEDELEC_ERROR", message: String(error), details: undefined }
     }
   }
