@@ -91,7 +91,7 @@ export const check = (command: AgentCommand, capability: string | undefined): Re
 /** core.json's endpoint: the agent role needs only the socket and the pid. */
 export const endpoint = async (): Promise<Endpoint | Refusal> => {
   const file = runtimeFile()
-  const read = await readRuntimeJson(file)
+  const read = readRuntimeJson(file)
   if ("error" in read) return read
   const json = read.json
   if (!isRecord(json)) return invalidRuntime(file)

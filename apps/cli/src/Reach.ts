@@ -4,7 +4,7 @@
  * mismatch, a garbled or dropped reply, and Core's refusals that need agent advice. Effect-free, so the agent
  * commands' wire client (AgentWire) and the effect client of the host commands (ToCore) share the same words.
  */
-import { readFile } from "node:fs/promises"
+import { readFileSync } from "node:fs"
 import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ErrorDetails } from "@pedelec/contracts/PedelecError"
 import type { ToolError } from "@pedelec/contracts/Tool"
@@ -77,12 +77,13 @@ export const unreadableRuntime = (file: string, why: string): Refusal =>
 /**
  * Reads `run/core.json` as JSON for the effect-free agent path (the host commands decode it with core-client's
  * RuntimeFile): no file means no Core. Checks the protocol before the rest, which may have changed; the caller
- * checks the fields it uses and answers `invalidRuntime` otherwise.
+ * checks the fields it uses and answers `invalidRuntime` otherwise. Read synchronously: an asynchronous read waits
+ * for libuv's thread pool to start, 3–16 ms of a short-lived command's time measured under load, for one small file.
  */
-export const readRuntimeJson = async (file: string): Promise<{ readonly json: unknown } | Refusal> => {
+export const readRuntimeJson = (file: string): { readonly json: unknown } | Refusal => {
   let raw: string
   try {
-    raw = await readFile(file, "utf8")
+    raw = readFileSync(file, "utf8")
   } catch (cause) {
     const code = errnoOf(cause)
     return code === "ENOENT" ? noRuntime(file) : unreadableRuntime(file, code ?? String(cause))
