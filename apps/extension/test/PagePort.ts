@@ -85,15 +85,16 @@ export const waitUntilResume = (native: FakeWorkerPort, count: number) =>
     return resumes()[count - 1]!
   })
 
-/** A page subscribed to SESSION on an approved origin, with the host side of its native link. */
-export const subscribedPage = Effect.fnUntraced(function* (fake: FakeChromeApi) {
+/** A page subscribed to SESSION on an approved origin (reading PageTextRefs if it says so), with its native link. */
+export const subscribedPage = Effect.fnUntraced(function* (fake: FakeChromeApi, textRefs = false) {
   yield* approve(A)
   const page = yield* connect(fake, A)
-  page.emit(request("sub", "session.subscribe", { sessionId: SESSION, afterSeq: 0 }))
+  const subscribe = request("sub", "session.subscribe", { sessionId: SESSION, afterSeq: 0 })
+  page.emit(textRefs ? { ...subscribe, textRefs } : subscribe)
   yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
   const native = fake.nativePorts[0]!
-  const subscribe = yield* lastHostRequest(native, "session.subscribe")
-  native.emit({ kind: "response", id: subscribe.id, ok: true, result: {} })
+  const forwarded = yield* lastHostRequest(native, "session.subscribe")
+  native.emit({ kind: "response", id: forwarded.id, ok: true, result: {} })
   yield* responseTo(page, "sub")
-  return { page, native, subscription: subscribe.id, asked: subscribe.textRefs }
+  return { page, native, subscription: forwarded.id, asked: forwarded.textRefs }
 })

@@ -1,7 +1,8 @@
 /**
  * HostTextRef through a page port and the worker's real services, over a fake browser: the subscription asks for
  * refs, a large chat named by its deltas and a turn_completed named by its chat reach the page whole, and a ref to
- * texts this link lost (a garbled chunk) reaches it as the same notice a lost event gives, never as a wrong text.
+ * texts this link lost (a garbled chunk) reaches it as the same notice a lost event gives, never as a wrong text. A
+ * page that reads refs itself gets them as PageTextRefs, named by what its port carried.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { MIN_REF_TEXT } from "@pedelec/contracts/link/TextRuns"
@@ -71,6 +72,37 @@ describe("text refs", () => {
             [SESSION, "PROTOCOL_ERROR"]
           ]
         )
+      })
+    )
+  )
+
+  it.effect("posts a page that reads refs a ref to what its port carried, and a text it did not carry whole", () =>
+    run((fake) =>
+      Effect.gen(function* () {
+        const { page, native, subscription } = yield* subscribedPage(fake, true)
+        const [first, second] = ["€".repeat(MIN_REF_TEXT), "x".repeat(10)]
+        native.emit({ kind: "event", subscription, event: delta(1, first) })
+        native.emit({ kind: "event", subscription, event: delta(2, second) })
+        native.emit({ kind: "text_ref", subscription, event: chat(3, ""), fromSeq: 1, toSeq: 2 })
+        native.emit({ kind: "text_ref", subscription, event: completed(4, ""), fromSeq: 3, toSeq: 3 })
+        native.emit({ kind: "event", subscription, event: delta(5, first) })
+        native.emit({ kind: "event", subscription, event: chat(6, `${first}?`) })
+        const delivered = () => posted(page).filter((m) => m.kind === "event" || m.kind === "text_ref")
+        yield* waitUntil(() => delivered().length === 6, "six events")
+        assert.deepStrictEqual(
+          delivered().map((m) => [m.kind, (m.event as { seq: number }).seq, m.fromSeq, m.toSeq]),
+          [
+            ["event", 1, undefined, undefined],
+            ["event", 2, undefined, undefined],
+            ["text_ref", 3, 1, 2],
+            ["text_ref", 4, 3, 3],
+            ["event", 5, undefined, undefined],
+            ["event", 6, undefined, undefined]
+          ]
+        )
+        const texts = delivered().map((m) => (m.event as { text?: string }).text)
+        assert.deepStrictEqual([texts[2], texts[3]], ["", ""], "a ref carries no text")
+        assert.isTrue(texts[5] === `${first}?`, "a chat that is not its deltas crosses whole")
       })
     )
   )

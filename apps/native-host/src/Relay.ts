@@ -76,11 +76,11 @@ const callCore = <M extends CoreCallMethod>(client: HostClient, call: CallOf<M>)
 
 /** One event of subscription `id`; a large text the extension already has goes as a ref, when it reads them. */
 const sendEvent = (ends: Ends, id: RequestId, runs: TextRuns | undefined) => (event: SessionEvent) => {
-  const texted = event.type === "chat" || event.type === "turn_completed" ? event : undefined
-  const ref = texted === undefined ? undefined : runs?.refFor(texted)
-  runs?.carried(event)
-  if (texted === undefined || ref === undefined) return ends.port.send({ kind: "event", subscription: id, event })
-  return ends.port.send({ kind: "text_ref", subscription: id, event: { ...texted, text: "" }, ...ref })
+  const crossing = runs?.send(event) ?? { kind: "event", event }
+  // `kind`, then `subscription`: the extension reads whom a message it lost was for from its head (peekHead).
+  if (crossing.kind === "event") return ends.port.send({ kind: "event", subscription: id, event })
+  const { fromSeq, toSeq } = crossing
+  return ends.port.send({ kind: "text_ref", subscription: id, event: crossing.event, fromSeq, toSeq })
 }
 
 const subscribe = Effect.fn("Relay.subscribe")(function* (

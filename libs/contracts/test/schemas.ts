@@ -131,6 +131,7 @@ const NAMED = {
   "PageLink.PageResponse": PageLink.PageResponse,
   "PageLink.PageEvent": PageLink.PageEvent,
   "PageLink.PageNotice": PageLink.PageNotice,
+  "PageLink.PageTextRef": PageLink.PageTextRef,
   "PageLink.ExtensionToPage": PageLink.ExtensionToPage,
   // link/HostLink.ts
   "HostLink.ExtensionMethod": HostLink.ExtensionMethod,

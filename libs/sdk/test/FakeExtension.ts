@@ -12,6 +12,8 @@ export interface Request {
   readonly id: string
   readonly method: string
   readonly params: Record<string, unknown>
+  /** On `session.subscribe`: the page reads PageTextRefs. */
+  readonly textRefs?: true
 }
 
 type Answer = { readonly result: unknown } | { readonly error: PedelecErrorWire } | "silent"

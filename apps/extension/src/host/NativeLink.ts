@@ -122,19 +122,15 @@ const runsOf = (inbox: Inbox, subscription: string) => {
 
 /** A whole event, recorded for the refs that may follow it; a ref rebuilt into one, or reported lost. */
 const onEvent = (handlers: NativeHandlers, inbox: Inbox, message: HostEvent | HostTextRef) => {
-  const runs = runsOf(inbox, message.subscription)
-  if (message.kind === "event") {
-    runs.carried(message.event)
-    return handlers.onMessage(message)
+  const { subscription } = message
+  const event = runsOf(inbox, subscription).receive(message)
+  if (event !== undefined) {
+    return handlers.onMessage(message.kind === "event" ? message : { kind: "event", subscription, event })
   }
-  const text = runs.textOf(message.event, message.fromSeq, message.toSeq)
-  if (text === undefined) {
-    const error = protocolError(`the host named texts (seq ${message.fromSeq} to ${message.toSeq}) this link lost`)
-    return lost(handlers, inbox, { subscription: message.subscription, error })
-  }
-  const event = { ...message.event, text }
-  runs.carried(event)
-  handlers.onMessage({ kind: "event", subscription: message.subscription, event })
+  // Only a ref stands for nothing: texts this link lost.
+  const { fromSeq, toSeq } = message as HostTextRef
+  const error = protocolError(`the host named texts (seq ${fromSeq} to ${toSeq}) this link lost`)
+  return lost(handlers, inbox, { subscription, error })
 }
 
 /** Hands on one message from the host, whole: checked, decoded, and (a chunk) fed to the reassembly. */

@@ -91,7 +91,7 @@ const open = (services: Services, port: PortLike, origin: Origin, portScope: Sco
       case "Dropped":
         return Effect.void
       case "Call":
-        return respond(post, decoded.id, dispatch(context, decoded.call)).pipe(
+        return respond(post, decoded.id, dispatch(context, decoded.call, decoded.textRefs)).pipe(
           Effect.withSpan(`Page.${decoded.call.method}`)
         )
     }

@@ -6,23 +6,16 @@
  * logical message is split into chunk frames the extension reassembles (16 MiB cap per message).
  */
 import * as Schema from "effect/Schema"
-import { ChatEvent, Seq, SessionEvent, TurnCompletedEvent } from "../Events.ts"
+import { SessionEvent } from "../Events.ts"
 import { Origin, RequestId, SessionId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
 import { SessionInfo } from "../Session.ts"
 import { SitePolicy } from "../SitePolicy.ts"
-import { PageMethods, PageResponse } from "./PageLink.ts"
+import { PageMethods, PageResponse, PageTextRef } from "./PageLink.ts"
 
 export const NATIVE_HOST_NAME = "com.pedelec.host"
 
-export const HOST_LIMITS = {
-  /** Chrome refuses host → browser frames above 1 MiB. */
-  maxFrameToBrowser: 1024 * 1024,
-  /** Chrome's own ceiling for browser → host. */
-  maxFrameToHost: 64 * 1024 * 1024,
-  /** Reassembled message cap; above it the message is answered `MESSAGE_TOO_LARGE` and the port stays up. */
-  maxLogicalMessage: 16 * 1024 * 1024
-} as const
+export { HOST_LIMITS } from "./HostLimits.ts"
 
 /**
  * Methods only the extension itself calls (options page, revocation, site policies), beside the forwarded page
@@ -152,13 +145,7 @@ export type ChunkFrame = typeof ChunkFrame.Type
  * `turn_completed`'s that of the `chat` at `fromSeq` (= `toSeq`). The host sends a text whole whenever it differs;
  * the extension rebuilds the event before anything else sees it, and reports it lost when it cannot.
  */
-export const HostTextRef = Schema.Struct({
-  kind: Schema.Literal("text_ref"),
-  subscription: RequestId,
-  event: Schema.Union([ChatEvent, TurnCompletedEvent]),
-  fromSeq: Seq,
-  toSeq: Seq
-})
+export const HostTextRef = Schema.Struct({ ...PageTextRef.fields, subscription: RequestId })
 export type HostTextRef = typeof HostTextRef.Type
 
 export const HostToExtension = Schema.Union([HostResponse, HostEvent, HostSubscriptionEnded, ChunkFrame, HostTextRef])

@@ -8,7 +8,7 @@
  */
 import * as Schema from "effect/Schema"
 import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
-import { Claimant, SessionEvent } from "../Events.ts"
+import { ChatEvent, Claimant, Seq, SessionEvent, TurnCompletedEvent } from "../Events.ts"
 import { Origin, RequestId, SessionId, ToolCallId, TurnId } from "../Ids.ts"
 import { PedelecErrorWire } from "../PedelecError.ts"
 import { ProtocolVersion } from "../Protocol.ts"
@@ -97,7 +97,9 @@ export const PageRequest = Schema.Struct({
   kind: Schema.Literal("request"),
   id: RequestId,
   method: PageMethod,
-  params: Schema.Unknown
+  params: Schema.Unknown,
+  /** On `session.subscribe`: the page reads PageTextRef. On the envelope, as on HostRequest: an older extension ignores it. */
+  textRefs: Schema.optionalKey(Schema.Literal(true))
 })
 export type PageRequest = typeof PageRequest.Type
 
@@ -110,6 +112,19 @@ export type PageResponse = typeof PageResponse.Type
 export const PageEvent = Schema.Struct({ kind: Schema.Literal("event"), event: SessionEvent })
 export type PageEvent = typeof PageEvent.Type
 
+/**
+ * An event of a `textRefs` subscription sent with its text emptied, because the page already has that text from this
+ * port: as HostTextRef names it (TextRuns), by what the port carried for the event's session. The page rebuilds the
+ * event before anything sees it, and hears a PageNotice for it when it cannot.
+ */
+export const PageTextRef = Schema.Struct({
+  kind: Schema.Literal("text_ref"),
+  event: Schema.Union([ChatEvent, TurnCompletedEvent]),
+  fromSeq: Seq,
+  toSeq: Seq
+})
+export type PageTextRef = typeof PageTextRef.Type
+
 /** A failure that belongs to no request (the native host went away, a replay gap): every session hears it. */
 export const PageNotice = Schema.Struct({
   kind: Schema.Literal("notice"),
@@ -118,5 +133,5 @@ export const PageNotice = Schema.Struct({
 })
 export type PageNotice = typeof PageNotice.Type
 
-export const ExtensionToPage = Schema.Union([PageResponse, PageEvent, PageNotice])
+export const ExtensionToPage = Schema.Union([PageResponse, PageEvent, PageNotice, PageTextRef])
 export type ExtensionToPage = typeof ExtensionToPage.Type

@@ -1,18 +1,28 @@
 /**
- * TextRuns — what a `textRefs` subscription (HostLink's HostTextRef) has carried that a later event may name instead
- * of carrying its text again: the chat_delta texts since its turn's last `chat`, and that `chat`. One per
- * subscription on each end, fed every event in the order it crossed: the host asks `refFor` before it sends, the
- * extension `textOf` when a ref arrives; both record with `carried`, so both hold the same runs. Pure, no Effect.
+ * TextRuns — what a `textRefs` subscription has carried that a later event may name instead of carrying its text
+ * again: the chat_delta texts since its turn's last `chat`, and that `chat`. One on each end of a link, fed every
+ * event in the order it crossed: per subscription on the host link (HostTextRef), per session on a page port
+ * (PageTextRef). The sender's `send` says how an event crosses, the receiver's `receive` what a crossing stands for;
+ * both record what crossed, so both hold the same runs. A ref is only ever sent for a text that is exactly what was
+ * carried, and resolved only to the same run, so a loss on the way makes a ref unresolvable, never wrong. Pure, no
+ * Effect.
  */
 import type { SessionEvent } from "../Events.ts"
-import { HOST_LIMITS } from "./HostLink.ts"
+import { HOST_LIMITS } from "./HostLimits.ts"
 
 /** Texts below this cross whole: a ref saves nothing worth a second path for them. */
 export const MIN_REF_TEXT = 32 * 1024
 
 type Texted = Extract<SessionEvent, { readonly type: "chat" | "turn_completed" }>
 
-interface Run {
+/** An event as it crosses a link: whole, or with its text emptied and named by the seqs it was carried as. */
+export type Crossing =
+  | { readonly kind: "event"; readonly event: SessionEvent }
+  | { readonly kind: "text_ref"; readonly event: Texted; readonly fromSeq: number; readonly toSeq: number }
+
+/** What a ref may name: the turn's chat_delta texts since its last chat, or that chat (its one part). */
+interface Held {
+  readonly type: "chat_delta" | "chat"
   readonly turnId: string
   readonly fromSeq: number
   toSeq: number
@@ -20,66 +30,72 @@ interface Run {
   units: number
 }
 
-const joined = (run: Run): string => (run.parts.length === 1 ? run.parts[0]! : run.parts.join(""))
+const hold = (event: Extract<SessionEvent, { readonly type: Held["type"] }>, text: string): Held => ({
+  type: event.type,
+  turnId: event.turnId,
+  fromSeq: event.seq,
+  toSeq: event.seq,
+  parts: [text],
+  units: text.length
+})
+
+const joined = (held: Held): string => (held.parts.length === 1 ? held.parts[0]! : held.parts.join(""))
 
 export class TextRuns {
-  #run: Run | undefined
-  #chat: { readonly turnId: string; readonly seq: number; readonly text: string } | undefined
+  #held: Held | undefined
 
-  /** The seqs `event`'s text can be sent as, when it is exactly what this subscription carried for it. */
-  refFor(event: Texted): { readonly fromSeq: number; readonly toSeq: number } | undefined {
-    if (event.text.length < MIN_REF_TEXT) return undefined
-    if (event.type === "turn_completed") {
-      const chat = this.#chat
-      const same = chat !== undefined && chat.turnId === event.turnId && chat.text === event.text
-      return same ? { fromSeq: chat.seq, toSeq: chat.seq } : undefined
-    }
-    const run = this.#run
-    if (run === undefined || run.turnId !== event.turnId || run.units !== event.text.length) return undefined
-    return joined(run) === event.text ? { fromSeq: run.fromSeq, toSeq: run.toSeq } : undefined
+  /** How `event` crosses (recorded as carried): as a ref when its text is exactly what this end carried for it. */
+  send(event: SessionEvent): Crossing {
+    const ref = event.type === "chat" || event.type === "turn_completed" ? this.#refFor(event) : undefined
+    this.#carried(event)
+    return ref ?? { kind: "event", event }
   }
 
-  /** The text a ref names, when this end carried exactly that run; undefined when it did not (something was lost). */
-  textOf(event: Texted, fromSeq: number, toSeq: number): string | undefined {
-    if (event.type === "turn_completed") {
-      const chat = this.#chat
-      const held = chat !== undefined && chat.turnId === event.turnId && chat.seq === fromSeq && fromSeq === toSeq
-      return held ? chat.text : undefined
-    }
-    const run = this.#run
-    const held = run !== undefined && run.turnId === event.turnId && run.fromSeq === fromSeq && run.toSeq === toSeq
-    return held ? joined(run) : undefined
+  /** The event a crossing stands for (recorded as carried); undefined, with everything held dropped, for a lost text. */
+  receive(crossing: Crossing): SessionEvent | undefined {
+    const held = crossing.kind === "text_ref" ? this.#heldFor(crossing.event) : undefined
+    const event =
+      crossing.kind === "event"
+        ? crossing.event
+        : held?.fromSeq === crossing.fromSeq && held.toSeq === crossing.toSeq
+          ? { ...crossing.event, text: joined(held) }
+          : undefined
+    if (event === undefined) this.reset()
+    else this.#carried(event)
+    return event
   }
 
-  /** Records an event that crossed whole (or was rebuilt whole). */
-  carried(event: SessionEvent): void {
-    switch (event.type) {
-      case "chat_delta": {
-        const run = this.#run
-        if (run !== undefined && run.turnId === event.turnId) {
-          run.parts.push(event.delta)
-          run.toSeq = event.seq
-          run.units += event.delta.length
-        } else {
-          const parts = [event.delta]
-          this.#run = { turnId: event.turnId, fromSeq: event.seq, toSeq: event.seq, parts, units: event.delta.length }
-        }
-        // Bounded: a run past the logical cap can name no chat (none is that long), so it is not kept.
-        if (this.#run!.units > HOST_LIMITS.maxLogicalMessage) this.#run = undefined
-        return
-      }
-      case "chat":
-        this.#run = undefined
-        this.#chat = { turnId: event.turnId, seq: event.seq, text: event.text }
-        return
-      case "turn_completed":
-        this.reset()
-    }
-  }
-
-  /** Something on the subscription was lost: nothing carried before it may be named. */
+  /** Something on the link was lost: nothing carried before it may be named. */
   reset(): void {
-    this.#run = undefined
-    this.#chat = undefined
+    this.#held = undefined
+  }
+
+  /** What a ref of `event` names, when this end holds it: a chat's deltas, a completion's chat, of its turn. */
+  #heldFor(event: Texted): Held | undefined {
+    const held = this.#held
+    const type = event.type === "chat" ? "chat_delta" : "chat"
+    return held?.type === type && held.turnId === event.turnId ? held : undefined
+  }
+
+  #refFor(event: Texted): Crossing | undefined {
+    const held = this.#heldFor(event)
+    const { text } = event
+    if (held === undefined || text.length < MIN_REF_TEXT || held.units !== text.length) return undefined
+    if (joined(held) !== text) return undefined
+    return { kind: "text_ref", event: { ...event, text: "" }, fromSeq: held.fromSeq, toSeq: held.toSeq }
+  }
+
+  #carried(event: SessionEvent): void {
+    const held = this.#held
+    if (event.type === "chat_delta") {
+      if (held?.type === "chat_delta" && held.turnId === event.turnId) {
+        held.parts.push(event.delta)
+        held.toSeq = event.seq
+        held.units += event.delta.length
+      } else this.#held = hold(event, event.delta)
+      // Bounded: a run past the logical cap can name no chat (none is that long), so it is not kept.
+      if (this.#held!.units > HOST_LIMITS.maxLogicalMessage) this.#held = undefined
+    } else if (event.type === "chat") this.#held = hold(event, event.text)
+    else if (event.type === "turn_completed") this.#held = undefined
   }
 }

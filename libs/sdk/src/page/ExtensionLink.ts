@@ -3,19 +3,23 @@
  * decoding of everything that comes back, and reconnection with backoff when the port drops (the extension's
  * service worker may stop at any time). It owns the port and its lifecycle; what a session does with events, and how
  * it re-subscribes after a reconnect, belongs to the sessions (they register a `restore` step run before queued
- * requests go out).
+ * requests go out). Its subscriptions read text refs: a large text this port already carried for a session comes as
+ * a PageTextRef, rebuilt here (TextRuns, one per session of the port) before anything sees the event.
  */
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import { jsonDepthExceeded } from "@pedelec/contracts/JsonPointer"
 import {
   ExtensionToPage,
+  type PageEvent,
   type PageMethod,
   PageMethods,
   type PageNotice,
   type PageParams,
   type PageResponse,
-  type PageResult
+  type PageResult,
+  type PageTextRef
 } from "@pedelec/contracts/link/PageLink"
+import { TextRuns } from "@pedelec/contracts/link/TextRuns"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
 import * as Exit from "effect/Exit"
@@ -85,6 +89,8 @@ export class ExtensionLink {
   #state: State = { _tag: "Idle" }
   #port: ChromePort | undefined
   readonly #pending = new Map<string, Pending>()
+  /** What the current port carried, per session, for the refs it may bring next. */
+  readonly #runs = new Map<string, TextRuns>()
   #nextId = 0
   #failedAttempts = 0
   #everConnected = false
@@ -111,7 +117,7 @@ export class ExtensionLink {
     if (port === undefined) return Promise.reject(this.#unusable())
     const id = `r${(this.#nextId++).toString(36)}`
     const timeoutMs = MAY_ASK_USER.has(method) ? this.#requestTimeoutMs + APPROVAL_WINDOW_MS : this.#requestTimeoutMs
-    const message = { kind: "request", id, method, params }
+    const message = { kind: "request", id, method, params, ...(method === "session.subscribe" && { textRefs: true }) }
     return new Promise<PageResult<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(id)
@@ -186,6 +192,7 @@ export class ExtensionLink {
     }
     const port = opened.port
     this.#port = port
+    this.#runs.clear()
     port.onMessage.addListener((message) => this.#receive(port, message))
     port.onDisconnect.addListener(() => this.#dropped(port, lastErrorMessage()))
     try {
@@ -220,13 +227,34 @@ export class ExtensionLink {
 
   #receive(port: ChromePort, raw: unknown): void {
     if (port !== this.#port) return
-    if (jsonDepthExceeded(raw) !== undefined) return
-    const decoded = decodeMessage(raw)
-    if (Exit.isFailure(decoded)) return
+    const decoded = jsonDepthExceeded(raw) === undefined ? decodeMessage(raw) : undefined
+    // What was dropped may have been a session's event: nothing carried before it may be named.
+    if (decoded === undefined || Exit.isFailure(decoded)) {
+      this.#runs.clear()
+      return
+    }
     const message = decoded.value
-    if (message.kind === "event") this.#handlers.onEvent(message.event)
+    if (message.kind === "event" || message.kind === "text_ref") this.#event(message)
     else if (message.kind === "notice") this.#handlers.onNotice(message)
     else this.#answered(message)
+  }
+
+  /** A whole event, recorded for the refs that may follow it; a ref rebuilt into one, or reported lost. */
+  #event(message: PageEvent | PageTextRef): void {
+    const { sessionId } = message.event
+    const runs = this.#runs.get(sessionId) ?? new TextRuns()
+    this.#runs.set(sessionId, runs)
+    const event = runs.receive(message)
+    if (event !== undefined) {
+      this.#handlers.onEvent(event)
+      return
+    }
+    const reason = "the extension named texts this page did not get"
+    this.#handlers.onNotice({
+      kind: "notice",
+      sessionId,
+      error: sdkError("PROTOCOL_ERROR", "sdk", { details: { reason } }).toWire()
+    })
   }
 
   #answered(response: PageResponse): void {

@@ -5,14 +5,16 @@
  * messages go back to this page only: responses to their request, events of its subscriptions. A native disconnect
  * answers every pending request and tells every subscription (PageNotice) with NATIVE_HOST_UNAVAILABLE /
  * NATIVE_CONNECTION_CLOSED; the next request reconnects. An event `screen` takes (a destructive call waiting on the
- * user's yes: confirm/Confirmations) does not reach the page from here. Which requests may be forwarded is
- * PageConnection/Methods'.
+ * user's yes: confirm/Confirmations) does not reach the page from here. A subscription whose page reads refs gets a
+ * large text the port already carried for its session as a PageTextRef (TextRuns, one per session of the port, fed
+ * every event posted, as the SDK feeds its own). Which requests may be forwarded is PageConnection/Methods'.
  */
 
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, RequestId, SessionId } from "@pedelec/contracts/Ids"
 import type { HostMethod, HostRequest } from "@pedelec/contracts/link/HostLink"
 import type { ExtensionToPage } from "@pedelec/contracts/link/PageLink"
+import { TextRuns } from "@pedelec/contracts/link/TextRuns"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -21,6 +23,12 @@ import * as Scope from "effect/Scope"
 import type { HostMessage, LostMessage, NativeLink, NativeLinkHandle } from "../../host/NativeLink.ts"
 
 type Answer = (exit: Exit.Exit<unknown, PedelecError>) => void
+
+/** A native subscription: the session it streams, and whether its page reads PageTextRefs. */
+export interface Subscription {
+  readonly sessionId: SessionId
+  readonly textRefs: boolean
+}
 
 export interface Forwarding {
   readonly origin: Origin
@@ -34,8 +42,9 @@ export interface Forwarding {
   native: { readonly link: NativeLinkHandle; readonly scope: Scope.Closeable } | undefined
   nextId: number
   readonly inflight: Map<string, Answer>
-  /** Native subscription id → the session it streams. */
-  readonly subscriptions: Map<string, SessionId>
+  readonly subscriptions: Map<string, Subscription>
+  /** What this port posted per session, for the refs it may post next. */
+  readonly pageRuns: Map<SessionId, TextRuns>
 }
 
 export const makeForwarding = (
@@ -53,7 +62,8 @@ export const makeForwarding = (
   native: undefined,
   nextId: 0,
   inflight: new Map(),
-  subscriptions: new Map()
+  subscriptions: new Map(),
+  pageRuns: new Map()
 })
 
 const settle = (forwarding: Forwarding, id: string, exit: Exit.Exit<unknown, PedelecError>) => {
@@ -72,15 +82,14 @@ const onMessage = (forwarding: Forwarding) => (message: HostMessage) => {
         message.ok ? Exit.succeed(message.result) : Exit.fail(PedelecError.fromWire(message.error))
       )
     case "event": {
-      const sessionId = subscriptions.get(message.subscription)
+      const subscription = subscriptions.get(message.subscription)
       // An event of another session on this subscription would leak it to a page that did not ask for it.
-      if (sessionId !== undefined && message.event.sessionId === sessionId) {
-        if (!forwarding.screen(forwarding, message.event)) post({ kind: "event", event: message.event })
-      }
+      if (subscription?.sessionId !== message.event.sessionId) return
+      if (!forwarding.screen(forwarding, message.event)) post(toPage(forwarding, subscription, message.event))
       return
     }
     case "subscription_ended": {
-      const sessionId = subscriptions.get(message.subscription)
+      const sessionId = subscriptions.get(message.subscription)?.sessionId
       subscriptions.delete(message.subscription)
       // Without an error the subscription ended with its session, whose `ended` event the page already has.
       if (sessionId !== undefined && message.error !== undefined) {
@@ -90,11 +99,24 @@ const onMessage = (forwarding: Forwarding) => (message: HostMessage) => {
   }
 }
 
+/**
+ * `event` as the page gets it: a ref when its subscription reads them and the port posted its text already. Every
+ * posted event is recorded, whichever subscription of the session it came by, since the page records each it gets.
+ */
+const toPage = (forwarding: Forwarding, subscription: Subscription, event: SessionEvent): ExtensionToPage => {
+  const { pageRuns } = forwarding
+  const runs = pageRuns.get(event.sessionId) ?? new TextRuns()
+  pageRuns.set(event.sessionId, runs)
+  const crossing = runs.send(event)
+  return subscription.textRefs ? crossing : { kind: "event", event }
+}
+
 const onLost = (forwarding: Forwarding) => (lost: LostMessage) => {
   if (lost.requestId !== undefined && forwarding.inflight.has(lost.requestId)) {
     return settle(forwarding, lost.requestId, Exit.fail(lost.error))
   }
-  const sessionId = lost.subscription === undefined ? undefined : forwarding.subscriptions.get(lost.subscription)
+  const sessionId =
+    lost.subscription === undefined ? undefined : forwarding.subscriptions.get(lost.subscription)?.sessionId
   // A lost event is a gap the page must hear of (resumeSession() picks the session up from its last seq).
   if (sessionId !== undefined) forwarding.post({ kind: "notice", sessionId, error: lost.error.toWire() })
 }
@@ -107,7 +129,7 @@ const onClosed = (forwarding: Forwarding, current: Scope.Closeable) => (error: P
   for (const answer of answers) answer(Exit.fail(error))
   const ended = [...forwarding.subscriptions.values()]
   forwarding.subscriptions.clear()
-  for (const sessionId of ended) forwarding.post({ kind: "notice", sessionId, error: error.toWire() })
+  for (const { sessionId } of ended) forwarding.post({ kind: "notice", sessionId, error: error.toWire() })
 }
 
 const ensureNative = Effect.fnUntraced(function* (forwarding: Forwarding) {
@@ -125,7 +147,7 @@ export const forward = Effect.fnUntraced(function* (
   forwarding: Forwarding,
   method: HostMethod,
   params: unknown,
-  subscription?: SessionId
+  subscription?: Subscription
 ) {
   const { inflight, subscriptions } = forwarding
   const link = yield* ensureNative(forwarding)

@@ -4,7 +4,8 @@
  * `session.create`, `session.resume`, `providers.list`, `settings.get` and `extension.request_approval` open the
  * approval window for an unapproved origin, every other method from one is APPROVAL_REQUIRED); everything else is
  * forwarded to Core under its own name (Forwarding). It keeps which sessions this port claimed tools for (created here,
- * or resumed with `claimTools`), which its `session.subscribe` passes on as HostSubscribeParams.claimTools.
+ * or resumed with `claimTools`), which its `session.subscribe` passes on as HostSubscribeParams.claimTools, beside
+ * whether the page reads text refs on that subscription (the request's `textRefs`).
  */
 import { SessionId } from "@pedelec/contracts/Ids"
 import type { ApprovalStatus, PageParams } from "@pedelec/contracts/link/PageLink"
@@ -133,7 +134,11 @@ const requireApproved = ({ grants, forwarding: { origin } }: PageMethodsContext)
       : Effect.fail(PedelecError.fromCode("APPROVAL_REQUIRED", "extension", { details: { origin } }))
   )
 
-export const dispatch = (context: PageMethodsContext, call: PageCall): Effect.Effect<unknown, PedelecError> => {
+export const dispatch = (
+  context: PageMethodsContext,
+  call: PageCall,
+  textRefs = false
+): Effect.Effect<unknown, PedelecError> => {
   switch (call.method) {
     case "extension.hello":
       return hello(context, call.params)
@@ -151,7 +156,8 @@ export const dispatch = (context: PageMethodsContext, call: PageCall): Effect.Ef
     case "session.subscribe": {
       const { sessionId } = call.params
       const params = { ...call.params, claimTools: context.claims.has(sessionId) }
-      return Effect.andThen(requireApproved(context), forward(context.forwarding, call.method, params, sessionId))
+      const subscription = { sessionId, textRefs }
+      return Effect.andThen(requireApproved(context), forward(context.forwarding, call.method, params, subscription))
     }
     default:
       return Effect.andThen(requireApproved(context), forward(context.forwarding, call.method, call.params))
