@@ -11,10 +11,12 @@
  * What a save guarantees: once it returns, a Core crash finds the new record; whatever crashes (Core or the
  * machine), a record is never torn (its content is fsynced before the rename). The folder is fsynced only where a
  * power loss must not undo the rename: a record's first write by this Core (else it could vanish) and an ended one
- * (else it could come back); an update of a record already on disk (a turn's start, its processes) may be rolled
- * back by a power loss to the previous whole record, which the event log (never fsynced) matches. The folder is
- * made once, and again only when it has gone: a mkdir and chmod per save cost a turn's start two thread-pool round
- * trips (issue 15, warm ollama turns).
+ * (else it could come back). The folder is made once, and again only when it has gone.
+ *
+ * A save that changes only the turn state (`activeTurn`, `lastActiveAt`, `lastSeq`: every turn's start) leaves the
+ * record alone and writes its turn note instead (SessionStore/TurnNote: microseconds, no rename, no fsync). A Core
+ * crash finds the note at once; a power loss may lose or tear it, and the record then reads as it was before that
+ * turn, which the event log (never fsynced either) matches.
  */
 import path from "node:path"
 import { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
@@ -31,6 +33,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
+import { digestOf, removeNote, turnStateless, withNote, writeNote } from "./SessionStore/TurnNote.ts"
 import { writeFileAtomic } from "./SettingsStore.ts"
 import { orStorageFailure, readIfPresent, type StorageFailure } from "./StorageFailure.ts"
 
@@ -86,15 +89,18 @@ const notFound = (sessionId: SessionId): PedelecErrorOf<"SESSION_NOT_FOUND"> =>
   PedelecError.fromCode("SESSION_NOT_FOUND", "core", { details: { sessionId } })
 
 /** The record in `text`, or undefined when it is not one (bad JSON, too deep, wrong shape, another session's). */
-const parseRecord = (sessionId: SessionId, text: string): SessionRecord | undefined => {
-  if (text.length > MAX_RECORD_BYTES) return undefined
-  let parsed: unknown
+const parseJson = (text: string): unknown => {
   try {
-    parsed = JSON.parse(text)
+    return JSON.parse(text)
   } catch {
     return undefined
   }
-  if (jsonDepthExceeded(parsed) !== undefined) return undefined
+}
+
+const parseRecord = (sessionId: SessionId, text: string): SessionRecord | undefined => {
+  if (text.length > MAX_RECORD_BYTES) return undefined
+  const parsed = parseJson(text)
+  if (parsed === undefined || jsonDepthExceeded(parsed) !== undefined) return undefined
   const exit = decodeRecord(parsed, strict)
   return Exit.isSuccess(exit) && exit.value.sessionId === sessionId ? exit.value : undefined
 }
@@ -104,8 +110,11 @@ interface Records {
   readonly paths: CorePaths["Service"]
   readonly fs: FileSystem.FileSystem
   readonly locks: Map<SessionId, Semaphore.Semaphore>
-  /** Records whose directory entry is durable: read from the folder, or written by this Core with its fsync. */
-  readonly onDisk: Set<SessionId>
+  /**
+   * The record on disk of each session read from the folder or written by this Core with its folder's fsync (so its
+   * directory entry is durable): its digest, and what a turn note may not change.
+   */
+  readonly onDisk: Map<SessionId, { readonly digest: string; readonly rest: string }>
   folderMade: boolean
 }
 
@@ -130,21 +139,35 @@ const makeFolder = Effect.fnUntraced(function* ({ fs, paths }: Records) {
   yield* fs.chmod(paths.sessionsDir, DIR_MODE)
 })
 
-const write = Effect.fnUntraced(function* (records: Records, record: SessionRecord) {
-  const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict).pipe(Effect.orDie)
+const writeRecord = Effect.fnUntraced(function* (records: Records, valid: SessionRecord) {
   const { sessionId } = valid
-  const writeRecord = (syncDirectory: boolean) =>
-    writeFileAtomic(records.fs, fileOf(records, sessionId), `${JSON.stringify(valid)}\n`, FILE_MODE, { syncDirectory })
+  const text = `${JSON.stringify(valid)}\n`
+  const atomic = (syncDirectory: boolean) =>
+    writeFileAtomic(records.fs, fileOf(records, sessionId), text, FILE_MODE, { syncDirectory })
   yield* Effect.gen(function* () {
     if (!records.folderMade) yield* makeFolder(records)
     records.folderMade = true
-    yield* writeRecord(!records.onDisk.has(sessionId) || valid.state === "ended").pipe(
+    yield* atomic(!records.onDisk.has(sessionId) || valid.state === "ended").pipe(
       // Removed under a running Core (a user cleaning up): made again, as a save before this one would have, and
       // the record is new to the new folder.
-      Effect.catchReason("PlatformError", "NotFound", () => Effect.andThen(makeFolder(records), writeRecord(true)))
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.andThen(makeFolder(records), atomic(true)))
     )
   }).pipe(orStorageFailure("writing a session record"))
-  records.onDisk.add(sessionId)
+  records.onDisk.set(sessionId, { digest: digestOf(text), rest: turnStateless(valid) })
+})
+
+const write = Effect.fnUntraced(function* (records: Records, record: SessionRecord) {
+  const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict).pipe(Effect.orDie)
+  const onDisk = records.onDisk.get(valid.sessionId)
+  if (onDisk !== undefined && valid.state === "active" && onDisk.rest === turnStateless(valid)) {
+    // A note the disk refuses is no failure yet: the whole record is written instead, and reports its own.
+    const noted = yield* writeNote(fileOf(records, valid.sessionId), onDisk.digest, valid).pipe(
+      Effect.as(true),
+      Effect.orElseSucceed(() => false)
+    )
+    if (noted) return
+  }
+  yield* writeRecord(records, valid)
 })
 
 const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId) {
@@ -155,8 +178,9 @@ const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId
   if (text === undefined) return yield* Effect.fail(notFound(sessionId))
   const record = parseRecord(sessionId, text)
   if (record !== undefined) {
-    records.onDisk.add(sessionId)
-    return record
+    const digest = digestOf(text)
+    records.onDisk.set(sessionId, { digest, rest: turnStateless(record) })
+    return yield* withNote(fs, file, record, digest)
   }
   // Kept for a human to inspect, out of the way of list() and the next save.
   yield* fs.rename(file, `${file}.corrupt`).pipe(Effect.ignore)
@@ -169,6 +193,7 @@ const save = Effect.fn("SessionStore.save")(function* (records: Records, record:
 
 const removeFile = (records: Records, sessionId: SessionId) =>
   records.fs.remove(fileOf(records, sessionId), { force: true }).pipe(
+    Effect.andThen(removeNote(records.fs, fileOf(records, sessionId))),
     Effect.tap(() => Effect.sync(() => records.onDisk.delete(sessionId))),
     orStorageFailure("removing a session record")
   )
@@ -267,7 +292,7 @@ export class SessionStore extends Context.Service<
         paths: yield* CorePaths,
         fs: yield* FileSystem.FileSystem,
         locks: new Map(),
-        onDisk: new Set(),
+        onDisk: new Map(),
         folderMade: false
       }
       return SessionStore.of({

@@ -9,18 +9,27 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import { CorePaths } from "../src/CorePaths.ts"
-import { mintCapability, mintSessionId } from "../src/Mint.ts"
+import { mintCapability, mintSessionId, mintTurnId } from "../src/Mint.ts"
 import { type SessionRecord, SessionStore } from "../src/SessionStore.ts"
 
-const withStore = <A, E>(body: (sessionsDir: string) => Effect.Effect<A, E, SessionStore>) =>
+/** A store over `home`, as one Core launch has it: a second one over the same home is a restarted Core. */
+const storeLayer = (home: string) =>
+  SessionStore.layer.pipe(Layer.provide(Layer.merge(CorePaths.layerFor(home), NodeServices.layer)))
+
+const withStore = <A, E>(body: (sessionsDir: string, home: string) => Effect.Effect<A, E, SessionStore>) =>
   Effect.gen(function* () {
     const home = yield* Effect.acquireRelease(
       Effect.promise(async () => realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-sessions-")))),
       (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
     )
-    const layer = SessionStore.layer.pipe(Layer.provide(Layer.merge(CorePaths.layerFor(home), NodeServices.layer)))
-    return yield* body(path.join(home, "sessions")).pipe(Effect.provide(layer))
+    return yield* body(path.join(home, "sessions"), home).pipe(Effect.provide(storeLayer(home)))
   })
+
+/** What a restarted Core reads for `sessionId`. */
+const afterRestart = (home: string, sessionId: SessionId) =>
+  Effect.gen(function* () {
+    return yield* (yield* SessionStore).load(sessionId)
+  }).pipe(Effect.provide(storeLayer(home)))
 
 const io = <A>(f: () => Promise<A>) => Effect.promise(f)
 
@@ -176,6 +185,51 @@ describe("SessionStore", () => {
         // The first record went with the folder; saving it again writes it whole into the new one.
         yield* store.save({ ...first, lastSeq: 3 })
         assert.strictEqual((yield* store.load(first.sessionId)).lastSeq, 3)
+      })
+    )
+  )
+
+  it.effect("a turn's start leaves the record file alone: its turn note is what a restarted Core reads", () =>
+    withStore((dir, home) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const record = recordFor(mintSessionId())
+        const file = path.join(dir, `${record.sessionId}.json`)
+        yield* store.save(record)
+        const before = yield* io(() => stat(file))
+        const started = { ...record, activeTurn: { turnId: mintTurnId(), kind: "user" as const }, lastSeq: 4 }
+        yield* store.save({ ...started, lastActiveAt: record.lastActiveAt + 1 })
+        // No rename over the record (a data flush on ext4): the same file, untouched.
+        const after = yield* io(() => stat(file))
+        assert.strictEqual(after.ino, before.ino)
+        assert.strictEqual(after.mtimeMs, before.mtimeMs)
+        assert.strictEqual((yield* io(() => stat(`${file}.turn`))).mode & 0o777, 0o600)
+        const restarted = yield* afterRestart(home, record.sessionId)
+        assert.deepStrictEqual(restarted, { ...started, lastActiveAt: record.lastActiveAt + 1 })
+        // The turn completed (in memory), then the next one started: the note says the newest.
+        const next = { ...record, activeTurn: { turnId: mintTurnId(), kind: "user" as const }, lastSeq: 9 }
+        yield* store.save(next)
+        assert.deepStrictEqual(yield* afterRestart(home, record.sessionId), next)
+      })
+    )
+  )
+
+  it.effect("a turn note amends only the record it was written over; a torn one says nothing", () =>
+    withStore((dir, home) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const record = recordFor(mintSessionId())
+        const file = path.join(dir, `${record.sessionId}.json`)
+        yield* store.save(record)
+        yield* store.save({ ...record, activeTurn: { turnId: mintTurnId(), kind: "user" } })
+        // A whole write (the processes changed) while the note stays, as after a crash before its removal.
+        const note = yield* io(() => readFile(`${file}.turn`, "utf8"))
+        const rewritten = { ...record, processes: [] }
+        yield* store.save(rewritten)
+        yield* io(() => writeFile(`${file}.turn`, note))
+        assert.deepStrictEqual(yield* afterRestart(home, record.sessionId), rewritten)
+        yield* io(() => writeFile(`${file}.turn`, note.slice(0, 20)))
+        assert.deepStrictEqual(yield* afterRestart(home, record.sessionId), rewritten)
       })
     )
   )

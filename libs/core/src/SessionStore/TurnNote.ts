@@ -1,0 +1,91 @@
+/**
+ * SessionStore/TurnNote — the turn note `<id>.json.turn` beside a session record: the turn state (`activeTurn`,
+ * `lastActiveAt`, `lastSeq`) a save that changes nothing else writes instead of the whole record, every turn's start.
+ * The old note is unlinked and a new file written, with no rename and no fsync: a rename over a file, or a truncate,
+ * makes ext4 flush the new data first (1–30 ms on a busy disk, on the turn's critical path, issue 15), an unlink and
+ * a new file microseconds. A note names the digest of the record text it amends and applies only over that text, so
+ * a note left by a crash after a newer whole record, or torn by a power loss, says nothing. What a note guarantees
+ * against which crash is SessionStore's header; this module does not decide when a note will do.
+ */
+import { createHash } from "node:crypto"
+import { existsSync, unlinkSync, writeFileSync } from "node:fs"
+import { TurnId } from "@pedelec/contracts/Ids"
+import { TurnKind } from "@pedelec/contracts/Session"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as FileSystem from "effect/FileSystem"
+import * as Schema from "effect/Schema"
+import type { SessionRecord } from "../SessionStore.ts"
+
+const TurnNote = Schema.Struct({
+  /** The digest of the record text this note amends. */
+  over: Schema.String.check(Schema.isBetweenLength(1, 128)),
+  lastActiveAt: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  lastSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  activeTurn: Schema.optionalKey(Schema.Struct({ turnId: TurnId, kind: TurnKind }))
+})
+type TurnNote = Schema.Schema.Type<typeof TurnNote>
+
+const NOTE_SUFFIX = ".turn"
+const FILE_MODE = 0o600
+const decodeNote = Schema.decodeUnknownExit(TurnNote)
+
+export const digestOf = (text: string): string => createHash("sha256").update(text).digest("hex")
+
+/** What a note may not change: two records equal in it differ only in their turn state. */
+export const turnStateless = ({ activeTurn: _, lastActiveAt: __, lastSeq: ___, ...rest }: SessionRecord): string =>
+  JSON.stringify(rest)
+
+const unlinkIfPresent = (file: string) => {
+  try {
+    unlinkSync(file)
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code !== "ENOENT") throw cause
+  }
+}
+
+/** Writes `record`'s turn state as the note over the record text of digest `over`; any refusal is the caller's. */
+export const writeNote = (recordFile: string, over: string, record: SessionRecord): Effect.Effect<void, unknown> =>
+  Effect.try({
+    try: () => {
+      // A record removed under a running Core (a user cleaning up) must be written whole again: a note amends none.
+      if (!existsSync(recordFile)) throw new Error("the record is gone")
+      const note: TurnNote = {
+        over,
+        lastActiveAt: record.lastActiveAt,
+        lastSeq: record.lastSeq,
+        ...(record.activeTurn === undefined ? {} : { activeTurn: record.activeTurn })
+      }
+      const file = `${recordFile}${NOTE_SUFFIX}`
+      unlinkIfPresent(file)
+      writeFileSync(file, `${JSON.stringify(note)}\n`, { flag: "wx", mode: FILE_MODE })
+    },
+    catch: (cause) => cause
+  })
+
+const parsed = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** `record` (read from text of digest `digest`) with the turn state of the note over exactly that text, if any. */
+export const withNote = Effect.fnUntraced(function* (
+  fs: FileSystem.FileSystem,
+  recordFile: string,
+  record: SessionRecord,
+  digest: string
+) {
+  const text = yield* fs.readFileString(`${recordFile}${NOTE_SUFFIX}`).pipe(Effect.orElseSucceed(() => undefined))
+  const exit = text === undefined ? undefined : decodeNote(parsed(text), { onExcessProperty: "error" })
+  if (exit === undefined || Exit.isFailure(exit) || exit.value.over !== digest) return record
+  const { activeTurn: _, ...rest } = record
+  const { activeTurn, lastActiveAt, lastSeq } = exit.value
+  return { ...rest, lastActiveAt, lastSeq, ...(activeTurn === undefined ? {} : { activeTurn }) }
+})
+
+/** Removes the note beside `recordFile` (with the record, or a session's end). */
+export const removeNote = (fs: FileSystem.FileSystem, recordFile: string) =>
+  fs.remove(`${recordFile}${NOTE_SUFFIX}`, { force: true })
