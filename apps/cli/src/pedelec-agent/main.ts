@@ -2,13 +2,12 @@
  * pedelec-agent entry: Pedelec's own agent loop for Ollama-compatible servers, run by the `ollama` adapter once per
  * session in the session's workspace and kept warm between its turns. Each line of stdin is one turn's
  * `AgentLoopRequest`; the turns run one after the other (Loop), each printing ProviderEvent lines on stdout that end
- * with `completed` or one `error`. What the process keeps between turns is Kept's. When stdin ends it exits after
- * the turn it is running (1 when that turn failed). SIGINT/SIGTERM cancel the running turn: the model request and
- * any page tool call are abandoned, nothing more is printed, and the process exits 130. A turn Core already ended
- * (its tool call cancelled) prints nothing either.
+ * with `completed` or one `error` (written by Printer). What the process keeps between turns is Kept's. When stdin ends
+ * it exits after the turn it is running (1 when that turn failed). SIGINT/SIGTERM cancel the running turn: the model
+ * request and any page tool call are abandoned, nothing more is printed, and the process exits 130. A turn Core already
+ * ended (its tool call cancelled) prints nothing either.
  */
 import { AgentLoopRequest } from "@pedelec/contracts/node/AgentLoop"
-import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
 import { TextLineSplitter } from "@pedelec/core-client/TextLines"
 import * as Option from "effect/Option"
@@ -17,13 +16,13 @@ import packageJson from "../../package.json" with { type: "json" }
 import { AgentFailure, Cancelled, TurnOver } from "./Failure.ts"
 import { emptyKept, forgetKept, type Kept, readAhead } from "./Kept.ts"
 import { runTurn, type TurnContext } from "./Loop.ts"
+import { makePrinter } from "./Printer.ts"
 
 /** In UTF-16 units: a request is mostly the prompt, and one over 64 Mi characters is no turn. */
 const MAX_REQUEST_CHARS = 64 * 1024 * 1024
 const THINK = /^--think=(low|medium|high|true|false)$/
 
-const print = (event: ProviderEvent) =>
-  new Promise<void>((resolve) => process.stdout.write(`${JSON.stringify(event)}\n`, () => resolve()))
+const print = makePrinter((text, done) => process.stdout.write(text, done))
 
 const requestOf = (text: string): AgentLoopRequest => {
   let json: unknown
