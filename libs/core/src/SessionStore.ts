@@ -33,7 +33,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
-import { digestOf, removeNote, turnStateless, withNote, writeNote } from "./SessionStore/TurnNote.ts"
+import { digestOf, dropNote, removeNote, turnStateless, withNote, writeNote } from "./SessionStore/TurnNote.ts"
 import { writeFileAtomic } from "./SettingsStore.ts"
 import { orStorageFailure, readIfPresent, type StorageFailure } from "./StorageFailure.ts"
 
@@ -154,6 +154,7 @@ const writeRecord = Effect.fnUntraced(function* (records: Records, valid: Sessio
     )
   }).pipe(orStorageFailure("writing a session record"))
   records.onDisk.set(sessionId, { digest: digestOf(text), rest: turnStateless(valid) })
+  dropNote(fileOf(records, sessionId))
 })
 
 const write = Effect.fnUntraced(function* (records: Records, record: SessionRecord) {

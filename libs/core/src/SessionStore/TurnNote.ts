@@ -86,6 +86,18 @@ export const withNote = Effect.fnUntraced(function* (
   return { ...rest, lastActiveAt, lastSeq, ...(activeTurn === undefined ? {} : { activeTurn }) }
 })
 
+/**
+ * After a whole write of the record: its note amends an older text and no longer applies (its digest says so), and
+ * is dropped so that a later write of that very text cannot revive it. A note that will not go stays inert.
+ */
+export const dropNote = (recordFile: string): void => {
+  try {
+    unlinkIfPresent(`${recordFile}${NOTE_SUFFIX}`)
+  } catch {
+    // Inert: its digest names a text the record no longer has.
+  }
+}
+
 /** Removes the note beside `recordFile` (with the record, or a session's end). */
 export const removeNote = (fs: FileSystem.FileSystem, recordFile: string) =>
   fs.remove(`${recordFile}${NOTE_SUFFIX}`, { force: true })
