@@ -93,6 +93,7 @@ const ACCEPTS_ANYTHING = new Set([
   "DesktopRpcs.desktop.effort.describe.payload",
   "DesktopRpcs.desktop.session.list.payload",
   "DesktopRpcs.desktop.events.watch.payload",
+  "DesktopRpcs.desktop.origin.policies.payload",
   "DesktopRpcs.desktop.session.end.success"
 ])
 
