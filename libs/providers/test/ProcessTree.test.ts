@@ -1,6 +1,7 @@
 /**
  * ProcessTree: parsing the process table (tricky comm names included), descendants, and killing with real
- * processes: groups, escalation to SIGKILL, and never signalling a pid whose start time changed.
+ * processes: groups, escalation to SIGKILL, never signalling a pid whose start time changed, and the walk of only
+ * some trees (children forked by a worker thread included).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { copyFileSync, existsSync, readFileSync } from "node:fs"
@@ -16,7 +17,8 @@ import {
   parsePsLine,
   parsePsOutput,
   signalGroups,
-  snapshot
+  snapshot,
+  treesOf
 } from "../src/ProcessTree.ts"
 import { killQuietly, pidExists, tempDir, waitFor, waitGone } from "./support.ts"
 
@@ -34,6 +36,19 @@ const child = (command: string, args: ReadonlyArray<string>, detached = false) =
   )
 
 const sleeper = (detached = false) => child("sleep", ["1000"], detached)
+
+/** A real child leading a group of its own, the whole group killed when the test's scope closes. */
+const groupLeader = (command: string, args: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => spawn(command, [...args], { detached: true, stdio: "ignore" })),
+    (proc: ChildProcess) => Effect.andThen(killQuietly(-proc.pid!), killQuietly(proc.pid))
+  )
+
+const pidIn = (file: string) =>
+  waitFor(
+    `a pid in ${file}`,
+    Effect.sync(() => (existsSync(file) ? Number(readFileSync(file, "utf8")) || undefined : undefined))
+  )
 
 describe("parsing", () => {
   it("reads /proc/<pid>/stat fields, with comm names full of spaces and parentheses", () => {
@@ -216,6 +231,54 @@ describe("killTree", () => {
       assert.deepStrictEqual(report.signalled, [proc.pid!])
       yield* waitGone(proc.pid!)
       assert.isTrue(pidExists(process.pid))
+    }).pipe(Effect.scoped)
+  )
+})
+
+describe("treesOf", () => {
+  it.live("walks a tree from its root: the children a shell forked, not this process nor its other children", () =>
+    Effect.gen(function* () {
+      const stranger = yield* sleeper()
+      const shell = yield* groupLeader("sh", ["-c", "sleep 1000 & sleep 1000 & wait"])
+      const table = yield* waitFor(
+        "the shell's two children",
+        Effect.map(treesOf([shell.pid!]), (rows) => (rows.length === 3 ? rows : undefined))
+      )
+      assert.sameMembers(
+        table.filter((p) => p.pid !== shell.pid).map((p) => p.ppid),
+        [shell.pid!, shell.pid!]
+      )
+      if (linux) assert.isFalse(table.some((p) => p.pid === process.pid || p.pid === stranger.pid))
+    }).pipe(Effect.scoped)
+  )
+
+  it.live.skipIf(!linux)("finds a child forked by a worker thread, which only that thread's children file lists", () =>
+    Effect.gen(function* () {
+      const pidFile = path.join(yield* tempDir("worker"), "child.pid")
+      const worker = `const c=require('child_process').spawn('sleep',['1000'],{stdio:'ignore'});require('fs').writeFileSync(${JSON.stringify(pidFile)},String(c.pid));setInterval(()=>{},1e9)`
+      const script = `new (require('worker_threads').Worker)(${JSON.stringify(worker)},{eval:true});setInterval(()=>{},1e9)`
+      const agent = yield* groupLeader(process.execPath, ["-e", script])
+      const sleep = yield* pidIn(pidFile)
+      // The main thread's file does not list it: a walk reading only that file would miss it.
+      assert.notInclude(readFileSync(`/proc/${agent.pid}/task/${agent.pid}/children`, "utf8").split(" "), String(sleep))
+      const row = (yield* treesOf([agent.pid!])).find((p) => p.pid === sleep)
+      assert.strictEqual(row?.ppid, agent.pid)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("skips a root that is gone, and walks the others", () =>
+    Effect.gen(function* () {
+      const gone = yield* sleeper()
+      process.kill(gone.pid!, "SIGKILL")
+      yield* waitGone(gone.pid!)
+      const alive = yield* sleeper()
+      const table = yield* treesOf([gone.pid!, alive.pid!, alive.pid!, -1, 0])
+      if (linux)
+        assert.deepStrictEqual(
+          table.map((p) => p.pid),
+          [alive.pid!]
+        )
+      else assert.isFalse(table.some((p) => p.pid === gone.pid))
     }).pipe(Effect.scoped)
   )
 })

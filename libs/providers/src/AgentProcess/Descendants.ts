@@ -44,7 +44,8 @@ const isDead = (record: ProcessRecord, current: ProcessTree.ProcessInfo | undefi
 /**
  * Descendants are found through parent links, which a child loses when its parent dies: this looks from every
  * process already seen, and at their groups, so a setsid grandchild stays known. A record no longer in the table
- * and dead for good is dropped: the set stays as small as what is alive, and so does every later look at it.
+ * and dead for good is dropped: the set stays as small as what is alive, and so does every later look at it. The
+ * table may be partial (Watch's holds only the trees below what was seen): a group member outside it is not found.
  */
 export const update = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInfo>): void => {
   const byPid = new Map(table.map((info) => [info.pid, info]))

@@ -8,6 +8,10 @@
  * so the cost grew with agents × processes; issue 14 profiled ≥ 42 % of a loaded Core's CPU there (25 sessions) and
  * 50 sessions failed 948 of 1,000 tool calls. Why a scan at all: a descendant that leaves the group (setsid) and
  * loses its parent is only findable through a parent link seen before, and Linux offers no portable notification.
+ * Why only the watched trees (ProcessTree.treesOf, from every process seen): the whole table, read synchronously on
+ * Core's main thread, was still ~12 % of a loaded Core's CPU (issue 15), 4–25 ms a look; a walk down from what was
+ * seen costs what the agents run, not what the machine runs. It finds no stranger of a seen group (a child that kept
+ * the CLI's group but lost its parent before any look): release and treeAlive look at the whole table for that.
  *
  * The scanner is shared by the whole process, not by one AgentProcess layer: adapters build that layer per session.
  */
@@ -23,7 +27,11 @@ const INTERVAL_MS = 200
 /** The Seen sets of every agent alive in this process. */
 const watched = new Set<Seen>()
 
-const lookAtAll = Effect.map(ProcessTree.snapshot, (table) => {
+/** The table one look needs: the trees below every process any agent has seen, walked once for all of them. */
+export const lookTable = (seens: Iterable<Seen>) =>
+  Effect.suspend(() => ProcessTree.treesOf([...seens].flatMap((seen) => [...seen.values()].map((r) => r.pid))))
+
+const lookAtAll = Effect.map(lookTable(watched), (table) => {
   for (const seen of watched) update(seen, table)
 })
 
