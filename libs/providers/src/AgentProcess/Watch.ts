@@ -10,7 +10,9 @@
  * loses its parent is only findable through a parent link seen before, and Linux offers no portable notification.
  * Why only the watched trees (ProcessTree.treesOf, from every process seen): the whole table, read synchronously on
  * Core's main thread, was still ~12 % of a loaded Core's CPU (issue 15), 4–25 ms a look; a walk down from what was
- * seen costs what the agents run, not what the machine runs. It finds no stranger of a seen group (a child that kept
+ * seen costs what the agents run, not what the machine runs (~200 processes on the machine: 0.45 ms of CPU a look
+ * at one agent's 4 processes where the whole table took 6.3 ms; eight agents' 32, 2.2 ms where it took 5.3 ms, as
+ * every thread of a process has a children file to read). It finds no stranger of a seen group (a child that kept
  * the CLI's group but lost its parent before any look): release and treeAlive look at the whole table for that.
  *
  * The scanner is shared by the whole process, not by one AgentProcess layer: adapters build that layer per session.
