@@ -144,6 +144,7 @@ describe("a Core's own end", () => {
       yield* Effect.promise(() => stopCore(own))
       // It handled the signal (a clean stop), rather than being killed by it.
       assert.isNull(own.child.signalCode, own.stderr())
+      assert.strictEqual(own.child.exitCode, 0, own.stderr())
       // Core's stderr says how its end went, should one be left (seen once, on Node 24, not reproduced in 8 runs).
       const leftMessage = `left running: ${pids.join(", ")}; Core's stderr:\n${own.stderr()}`
       assert.isTrue(yield* Effect.promise(() => allGone(pids)), leftMessage)
