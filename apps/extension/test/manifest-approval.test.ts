@@ -13,7 +13,19 @@ import { digestOf, MANIFEST_VIEW_KEY, type ManifestView, manifestOf } from "../s
 import { UiRequests } from "../src/ui/UiRequests.ts"
 import type { FakeChromeApi, FakeWorkerPort } from "./FakeChromeApi.ts"
 import { waitUntil } from "./FakeChromeApi.ts"
-import { A, connect, lastHostRequest, request, responseTo, run, SESSION, sessionInfo } from "./PagePort.ts"
+import {
+  A,
+  approve,
+  B,
+  connect,
+  hostRequests,
+  lastHostRequest,
+  request,
+  responseTo,
+  run,
+  SESSION,
+  sessionInfo
+} from "./PagePort.ts"
 
 const argsSchema = { type: "object" as const }
 const save = { name: "save", description: "Saves the draft.", argsSchema, annotations: { destructive: true } }
@@ -95,22 +107,25 @@ describe("manifest approval", () => {
         assert.isFalse(fake.lastPopup().get("askOrigin") === "true", "the origin itself stays approved")
         yield* answerCreate(fake, page, "c3", 3)
 
+        yield* approve(B)
         const listing = yield* Effect.forkChild(
           UiRequests.use((ui) => ui.handle({ kind: "options.state" }, "/options.html"))
         )
-        // Each of the extension's own calls has a port of its own.
-        const answer = (method: string, result: unknown) =>
+        // Each of the extension's own calls has a port of its own; each of its requests gets the same answer.
+        const answer = (method: string, result: unknown, requests: number) =>
           Effect.gen(function* () {
             const asks = (port: FakeWorkerPort) => port.posted.some((m) => (m as { method?: string }).method === method)
             yield* waitUntil(() => fake.nativePorts.some(asks), `the worker asks Core ${method}`)
             const native = fake.nativePorts.find(asks)!
-            const asked = yield* lastHostRequest(native, method)
-            native.emit({ kind: "response", id: asked.id, ok: true, result })
+            const asked = hostRequests(native).filter((request) => request.method === method)
+            assert.strictEqual(asked.length, requests, `${method} requests on one port`)
+            for (const { id } of asked) native.emit({ kind: "response", id, ok: true, result })
           })
-        yield* answer("session.list", [])
-        // Core's policy is the one shown (the desktop app may have set it), and it becomes the extension's copy.
+        yield* answer("session.list", [], 1)
+        // Core's policy is the one shown (the desktop app may have set it), and it becomes the extension's copy;
+        // both sites' are asked on one port, not a native host each.
         const fromCore = { allowedProviders: ["ollama" as const], allowWorkspacePaths: false }
-        yield* answer("origin.get_policy", fromCore)
+        yield* answer("origin.get_policy", fromCore, 2)
         const state = yield* Fiber.join(listing)
         assert.isTrue(state.ok)
         type Listed = { origin: string; manifest?: ManifestView; policy: unknown }

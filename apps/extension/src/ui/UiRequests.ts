@@ -71,21 +71,26 @@ const liveSessions = (hostCalls: HostCalls["Service"], anyApproved: boolean): Ef
       )
     : Effect.succeed({ ok: true, sessions: [] })
 
-const policyFromCore = ({ grants, hostCalls }: Services, grant: OriginGrant) =>
-  hostCalls.call("origin.get_policy", { origin: grant.origin }).pipe(
-    Effect.tap((policy) => grants.setPolicy(grant.origin, policy)),
-    Effect.map((policy): OriginGrant => ({ ...grant, policy })),
-    Effect.orElseSucceed(() => grant)
-  )
+/** Each grant with its policy as Core holds it, asked on one native port; the extension's copy where Core did not answer. */
+const policiesFromCore = ({ grants, hostCalls }: Services, granted: ReadonlyArray<OriginGrant>) =>
+  Effect.gen(function* () {
+    if (granted.length === 0) return granted
+    const answers = yield* hostCalls.callEach(
+      "origin.get_policy",
+      granted.map(({ origin }) => ({ origin }))
+    )
+    return yield* Effect.forEach(granted, (grant, index) => {
+      const answer = answers[index]!
+      if (Exit.isFailure(answer)) return Effect.succeed(grant)
+      return Effect.as(grants.setPolicy(grant.origin, answer.value), { ...grant, policy: answer.value })
+    })
+  })
 
 const optionsState = Effect.fnUntraced(function* (services: Services) {
   const { grants, pagePorts, hostCalls } = services
   const granted = yield* grants.list
   const [origins, sessions] = yield* Effect.all(
-    [
-      Effect.forEach(granted, (grant) => policyFromCore(services, grant), { concurrency: "unbounded" }),
-      liveSessions(hostCalls, granted.length > 0)
-    ],
+    [policiesFromCore(services, granted), liveSessions(hostCalls, granted.length > 0)],
     { concurrency: "unbounded" }
   )
   const open = yield* pagePorts.count
