@@ -2,7 +2,8 @@
  * Sites in real Chromium against the real bridge and a real Core: a site with a live session is listed, full access
  * is turned on only after the confirm step (seen in settings.json) and off again, a typed origin is added, and a bad
  * one is refused at its field with nothing written. A site's policy is edited in its dialog (a bad limit refused at
- * its field), saved to Core (site-policies.json, and what the host role, the extension's, reads) and enforced.
+ * its field, as is one allowing no provider), saved to Core (site-policies.json, and what the host role, the
+ * extension's, reads) and enforced.
  */
 import { readFile } from "node:fs/promises"
 import path from "node:path"
@@ -76,6 +77,9 @@ describe("Sites", () => {
     await row.getByRole("button", { name: "Edit policy…" }).click()
     const dialog = page.getByRole("dialog")
     await dialog.locator("input[name=any-provider]").setChecked(false)
+    await dialog.getByRole("button", { name: "Save policy" }).click()
+    await expect.poll(() => page.locator("#policy-providers-error").textContent()).toContain("at least one provider")
+    await desk().shot("sites-policy-no-provider")
     await dialog.locator('input[name=provider][value="scripted"]').setChecked(true)
     await dialog.locator("input[name=paths]").setChecked(false)
     await dialog.locator("#policy-max").fill("0")
