@@ -22,6 +22,8 @@ const WORDS: Partial<Record<string, string>> = {
   EACCES: "permission denied",
   EPERM: "permission denied",
   EIO: "an input/output error",
+  EISDIR: "a folder is where a file should be",
+  ENOTDIR: "a file is where a folder should be",
   EMFILE: "too many open files",
   ENFILE: "too many open files"
 }

@@ -82,7 +82,10 @@ describe("SettingsStore reads on a failing disk", () => {
       Effect.gen(function* () {
         const store = yield* SettingsStore
         yield* Effect.promise(() => mkdir(path.join(home, "settings.json"), { recursive: true }))
-        assertUnavailable(yield* codedFailure(store.get), home, "EISDIR", "settings.json")
+        const error = yield* codedFailure(store.get)
+        assertUnavailable(error, home, "EISDIR", "settings.json")
+        // In words a user can act on, not the platform's tag.
+        assert.include(String(error.details?.reason), "a folder is where a file should be")
       })
     )
   )

@@ -3,9 +3,10 @@
  * is turned on only after the confirm step (seen in settings.json) and off again, a typed origin is added, and a bad
  * one is refused at its field with nothing written. A site's policy is edited in its dialog (a bad limit refused at
  * its field, as is one allowing no provider), saved to Core (site-policies.json, and what the host role, the
- * extension's, reads) and enforced.
+ * extension's, reads) and enforced. A save Core refuses (its file cannot be written) keeps the dialog open with Core's
+ * coded error and what to do, nothing changed, and goes through once the disk takes it.
  */
-import { readFile } from "node:fs/promises"
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import path from "node:path"
 import type { Origin } from "@pedelec/contracts/Ids"
 import * as Effect from "effect/Effect"
@@ -101,5 +102,38 @@ describe("Sites", () => {
       Effect.flip(host["session.create"]({ origin, input: { provider: "ollama" } }))
     )
     expect("code" in refused ? refused.code : refused).toBe("POLICY_PROVIDER_NOT_ALLOWED")
+  })
+
+  it("keeps the dialog open with Core's error when Core cannot save the policy, and saves once it can", async () => {
+    const { page } = desk()
+    const file = path.join(desk().home, "site-policies.json")
+    const before = await readFile(file, "utf8").catch(() => "")
+    await open(desk(), "Sites")
+    await page.locator("#new-origin").fill("https://refused.example.com")
+    await page.locator("#new-origin").press("Enter")
+    const row = page.locator('tr[data-origin="https://refused.example.com"]')
+    await row.getByRole("button", { name: "Edit policy…" }).click()
+    const dialog = page.getByRole("dialog")
+    await dialog.locator("input[name=paths]").setChecked(false)
+    // A directory where Core keeps the file: its read and its atomic rename over it both fail.
+    await rm(file, { force: true })
+    await mkdir(file)
+    try {
+      await dialog.getByRole("button", { name: "Save policy" }).click()
+      const note = dialog.locator(".error-note")
+      await expect.poll(() => note.textContent()).toContain("STORAGE_UNAVAILABLE")
+      expect(await note.textContent()).toContain("a folder is where a file should be")
+      expect(await note.locator(".todo").textContent()).toBe("Nothing was changed. Try again.")
+      expect(await dialog.count()).toBe(1)
+      expect(await dialog.getByRole("button", { name: "Save policy" }).isEnabled()).toBe(true)
+      await desk().shot("sites-policy-refused")
+    } finally {
+      await rm(file, { recursive: true, force: true })
+    }
+    if (before !== "") await writeFile(file, before)
+    await dialog.getByRole("button", { name: "Save policy" }).click()
+    await expect.poll(() => dialog.count()).toBe(0)
+    const saved = JSON.parse(await readFile(file, "utf8"))["https://refused.example.com"]
+    expect(saved).toEqual({ allowWorkspacePaths: false })
   })
 })

@@ -61,7 +61,7 @@ export const RUNTIME_ERRORS = {
   },
   STORAGE_UNAVAILABLE: {
     message:
-      "The Pedelec home could not be written ({reason}). Check that PEDELEC_HOME (~/.pedelec by default) is writable and its disk healthy, then retry.",
+      "The Pedelec home could not be read or written ({reason}). Check that PEDELEC_HOME (~/.pedelec by default) is writable and its disk healthy, then retry.",
     retryable: true,
     raisedBy: ["core"]
   },
