@@ -1,14 +1,13 @@
 /**
  * Relay — what the host does with each request from the extension: decode it (Requests), call Core as the host role
  * for the request's origin (ToCore), and answer exactly once with a HostResponse; a subscription then streams its
- * events as HostEvents (a large text the extension already has as a HostTextRef, when it asked: TextRuns) and ends
- * with HostSubscriptionEnded. Requests run concurrently; all of them, and every
- * subscription, stop when stdin ends, or after a length Chrome never sends is answered: such a stream cannot be read
- * again, so the host exits non-zero and the browser reconnects. It owns no framing (NativeMessaging) and decides no
- * ownership (Core does).
+ * events as HostEvents (a large text the extension already has as a HostTextRef, when it asked: Core's
+ * `session.subscribe_refs` names it so, and the ref goes on as it is) and ends with HostSubscriptionEnded. Requests
+ * run concurrently; all of them, and every subscription, stop when stdin ends, or after a length Chrome never sends
+ * is answered: such a stream cannot be read again, so the host exits non-zero and the browser reconnects. It owns
+ * no framing (NativeMessaging) and decides no ownership (Core does).
  */
 
-import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, RequestId } from "@pedelec/contracts/Ids"
 import {
   type CoreCallMethod,
@@ -18,7 +17,7 @@ import {
   HOST_LIMITS,
   type HostSubscribeParams
 } from "@pedelec/contracts/link/HostLink"
-import { TextRuns } from "@pedelec/contracts/link/TextRuns"
+import type { Crossing } from "@pedelec/contracts/link/TextRuns"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
 import * as Cause from "effect/Cause"
@@ -74,14 +73,24 @@ const callCore = <M extends CoreCallMethod>(client: HostClient, call: CallOf<M>)
   )
 }
 
-/** One event of subscription `id`; a large text the extension already has goes as a ref, when it reads them. */
-const sendEvent = (ends: Ends, id: RequestId, runs: TextRuns | undefined) => (event: SessionEvent) => {
-  const crossing = runs?.send(event) ?? { kind: "event", event }
+/**
+ * One event of subscription `id`, as it came from Core: a ref Core sent (the extension asked for refs) goes on as it
+ * is, since the extension's runs of this subscription are fed the same crossings as Core's, in the same order.
+ */
+const sendCrossing = (ends: Ends, id: RequestId) => (crossing: Crossing) => {
   // `kind`, then `subscription`: the extension reads whom a message it lost was for from its head (peekHead).
-  if (crossing.kind === "event") return ends.port.send({ kind: "event", subscription: id, event })
+  if (crossing.kind === "event") return ends.port.send({ kind: "event", subscription: id, event: crossing.event })
   const { fromSeq, toSeq } = crossing
   return ends.port.send({ kind: "text_ref", subscription: id, event: crossing.event, fromSeq, toSeq })
 }
+
+/** Core's stream of the subscription: with refs where the extension reads them, else every text whole. */
+const coreStream = (client: HostClient, origin: Origin, params: HostSubscribeParams, textRefs: boolean) =>
+  textRefs
+    ? client["session.subscribe_refs"]({ origin, ...params })
+    : client["session.subscribe"]({ origin, ...params }).pipe(
+        Stream.map((event): Crossing => ({ kind: "event", event }))
+      )
 
 const subscribe = Effect.fn("Relay.subscribe")(function* (
   ends: Ends,
@@ -97,8 +106,8 @@ const subscribe = Effect.fn("Relay.subscribe")(function* (
   const access = yield* client["session.resume"]({ origin, sessionId: params.sessionId }).pipe(Effect.exit)
   if (access._tag === "Failure") return yield* answer(ends, id, Effect.failCause(access.cause))
   yield* answer(ends, id, Effect.succeed({}))
-  const ended = yield* client["session.subscribe"]({ origin, ...params }).pipe(
-    Stream.runForEach(sendEvent(ends, id, textRefs ? new TextRuns() : undefined)),
+  const ended = yield* coreStream(client, origin, params, textRefs).pipe(
+    Stream.runForEach(sendCrossing(ends, id)),
     Effect.exit
   )
   const error = ended._tag === "Failure" ? Cause.squash(ended.cause) : undefined

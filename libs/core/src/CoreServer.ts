@@ -37,6 +37,7 @@ const ServedRpcs = HelloRpcs.merge(CoreHostRpcs, DesktopRpcs, AgentRpcs)
 type Served = RpcGroup.Rpcs<typeof ServedRpcs>
 const served = <Tag extends Served["_tag"]>(tag: Tag) => ServedRpcs.requests.get(tag) as Extract<Served, { _tag: Tag }>
 const subscribe = served("session.subscribe")
+const subscribeRefs = served("session.subscribe_refs")
 
 /**
  * What Core sends on every tool call (the session's events, the agent's answer) goes out as Core built it. Core made
@@ -44,8 +45,9 @@ const subscribe = served("session.subscribe")
  * again only walked every value, the largest result included: ~5% of Core's CPU per MCP tool call. Their errors
  * still encode; every client still decodes them strictly.
  */
-export const CoreRpcs = ServedRpcs.omit("session.subscribe", "tool.call").add(
+export const CoreRpcs = ServedRpcs.omit("session.subscribe", "session.subscribe_refs", "tool.call").add(
   subscribe.setSuccess(RpcSchema.Stream(Schema.Any, subscribe.successSchema.error)),
+  subscribeRefs.setSuccess(RpcSchema.Stream(Schema.Any, subscribeRefs.successSchema.error)),
   served("tool.call").setSuccess(Schema.Any)
 )
 

@@ -1,6 +1,7 @@
 /**
  * FromHost — Core's side of the host role (the native host, pedelec-cli's session commands): each
- * HostRpcs method mapped onto the service that owns it, and the one decoding Core does itself: `session.create`'s
+ * HostRpcs method mapped onto the service that owns it (`session.subscribe_refs` is the subscription with each event
+ * as that stream's TextRuns sends it), and the one decoding Core does itself: `session.create`'s
  * input arrives undecoded (CoreHostRpcs) and is decoded strictly here, because effect/rpc's decoder strips unknown
  * keys, and an argsSchema keyword Core does not support (`format`, …) must be refused with its pointer, the same
  * code and pointer the SDK gives (TOOLS_MANIFEST_INVALID at `/skills/tools/<i>/argsSchema/…`), not dropped.
@@ -8,6 +9,7 @@
 import { decodeArgsSchema } from "@pedelec/contracts/ArgsSchema"
 import { Origin } from "@pedelec/contracts/Ids"
 import { issuesOfExit } from "@pedelec/contracts/JsonPointer"
+import { TextRuns } from "@pedelec/contracts/link/TextRuns"
 import { HostAuth, HostRpcs } from "@pedelec/contracts/node/CoreLink"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import { CreateSessionInput, SessionInfo } from "@pedelec/contracts/Session"
@@ -16,6 +18,7 @@ import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import { Rpc } from "effect/rpc"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { AssetAccess } from "./AssetAccess.ts"
 import { Providers } from "./Providers.ts"
 import { Sessions } from "./Sessions.ts"
@@ -71,6 +74,14 @@ export const HostHandlers = CoreHostRpcs.toLayer(
       // The connection names the claimer: each page port reaches Core through its own native host connection.
       "session.subscribe": ({ origin, sessionId, afterSeq, claimTools, claimant }, { client }) =>
         sessions.subscribe(origin, sessionId, afterSeq, claimTools, { connection: client.id, claimant }),
+      // Runs of its own per stream: a ref names only what this stream carried, so a resubscribe gets whole texts.
+      "session.subscribe_refs": ({ origin, sessionId, afterSeq, claimTools, claimant }, { client }) =>
+        Stream.suspend(() => {
+          const runs = new TextRuns()
+          return sessions
+            .subscribe(origin, sessionId, afterSeq, claimTools, { connection: client.id, claimant })
+            .pipe(Stream.map((event) => runs.send(event)))
+        }),
       "session.prepare": ({ origin, sessionId }) => sessions.prepare(origin, sessionId),
       "session.send_text": ({ origin, sessionId, text }) => sessions.sendText(origin, sessionId, text),
       "session.cancel": ({ origin, sessionId }) => sessions.cancel(origin, sessionId),

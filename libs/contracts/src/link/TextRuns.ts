@@ -1,7 +1,8 @@
 /**
  * TextRuns — what a `textRefs` subscription has carried that a later event may name instead of carrying its text
  * again: the chat_delta texts since its turn's last `chat`, and that `chat`. One on each end of a link, fed every
- * event in the order it crossed: per subscription on the host link (HostTextRef), per session on a page port
+ * event in the order it crossed: per subscription from Core to the extension (Core's `session.subscribe_refs`
+ * stream sends, the native host passes each crossing on as it is as a HostTextRef), per session on a page port
  * (PageTextRef). The sender's `send` says how an event crosses, the receiver's `receive` what a crossing stands for;
  * both record what crossed, so both hold the same runs. A ref is only ever sent for a text that is exactly what was
  * carried, and resolved only to the same run, so a loss on the way makes a ref unresolvable, never wrong. Pure, no

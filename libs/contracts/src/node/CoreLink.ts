@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import { AssetInfo, AssetTicket, DownloadTicketRequest, UploadTicketRequest } from "../Assets.ts"
 import { Claimant, SessionEvent } from "../Events.ts"
 import { LaunchSecret, Origin, SessionId, ToolCallId, TurnId } from "../Ids.ts"
+import { PageEvent, PageTextRef } from "../link/PageLink.ts"
 import { PedelecError } from "../PedelecError.ts"
 import { Hello, ProtocolVersion } from "../Protocol.ts"
 import { ProviderInfo } from "../Provider.ts"
@@ -63,6 +64,12 @@ export class HostAuth extends RpcMiddleware.Service<HostAuth, { provides: HostCa
 const ForOrigin = { origin: Origin }
 const OnSession = { origin: Origin, sessionId: SessionId }
 const Accepted = Schema.Struct({ turnId: TurnId })
+const Subscribe = {
+  ...OnSession,
+  afterSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  claimTools: Schema.Boolean,
+  claimant: Schema.optionalKey(Claimant)
+}
 
 export class HostRpcs extends RpcGroup.make(
   Rpc.make("session.create", {
@@ -76,14 +83,16 @@ export class HostRpcs extends RpcGroup.make(
    * subscriber holds the session's lease; `claimTools` moves the claim on the tools to this subscriber (its
    * connection alone may answer calls, named in `tool_call` by `claimant`) for as long as the stream is open.
    */
-  Rpc.make("session.subscribe", {
-    payload: {
-      ...OnSession,
-      afterSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
-      claimTools: Schema.Boolean,
-      claimant: Schema.optionalKey(Claimant)
-    },
-    success: SessionEvent,
+  Rpc.make("session.subscribe", { payload: Subscribe, success: SessionEvent, error: PedelecError, stream: true }),
+  /**
+   * `session.subscribe` for a subscriber that reads refs (the native host, for an extension that asked): each event
+   * as TextRuns sends it, so a large chat or completion whose text this stream already carried crosses as a ref to
+   * the seqs that carried it: Core IPC carries a large text once, as its deltas, not again in its chat and completion.
+   * Its own tag, so that every other subscriber's stream stays plain SessionEvents.
+   */
+  Rpc.make("session.subscribe_refs", {
+    payload: Subscribe,
+    success: Schema.Union([PageEvent, PageTextRef]),
     error: PedelecError,
     stream: true
   }),
