@@ -32,10 +32,11 @@ const subscribe = (client: HostClient, sessionId: SessionId, afterSeq: number, r
   )
 }
 
+type Texted = Extract<SessionEvent, { readonly type: "chat" | "turn_completed" }>
+const isTexted = (event: SessionEvent): event is Texted => event.type === "chat" || event.type === "turn_completed"
+
 const shapeOf = (crossings: ReadonlyArray<Crossing>) =>
-  crossings
-    .filter((crossing) => crossing.event.type === "chat" || crossing.event.type === "turn_completed")
-    .map((crossing) => [crossing.kind, crossing.event.type, crossing.event.text === "" ? "" : crossing.event.text])
+  crossings.flatMap(({ kind, event }) => (isTexted(event) ? [[kind, event.type, event.text]] : []))
 
 describe("session.subscribe_refs on a real Core", () => {
   it.live("names a large chat by its deltas and its completion by the chat, and rebuilds the plain events", () =>
@@ -79,7 +80,7 @@ describe("session.subscribe_refs on a real Core", () => {
         ["event", "chat", BIG],
         ["text_ref", "turn_completed", ""]
       ])
-      const expected: ReadonlyArray<SessionEvent> = plain.map((c) => c.event).filter((e) => e.seq > delta!.event.seq)
+      const expected = plain.map((crossing) => crossing.event).filter((event) => event.seq > delta!.event.seq)
       const again = new TextRuns()
       assert.deepStrictEqual(
         later.map((crossing) => again.receive(crossing)),
