@@ -3,7 +3,13 @@
  * (and whether it exists) and a streaming `POST /api/chat` with native tools. Owns the HTTP statuses and stream
  * errors → `OLLAMA_*` codes, the silence timeout, and strict decoding of each streamed line; text deltas go out
  * as they arrive, thinking never does. It does not decide what to send (Loop) or run tools.
+ *
+ * node:http, not fetch: fetch (undici, web streams) cost ~1.6 ms of CPU a request against ~0.3 ms here, measured
+ * client and local server together, on every round of every warm turn (issue 15, warm ollama turns). The connection
+ * is kept alive between rounds and turns, and a stream is read to its end after its `done` line so that it stays so.
  */
+import http from "node:http"
+import https from "node:https"
 import { TextLineSplitter } from "@pedelec/core-client/TextLines"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -138,12 +144,85 @@ const silenceWatch = (connection: Connection) => {
   }
 }
 
+/** Idle sockets are unref'd by the agent: a kept connection never holds the process open. */
+const clients = {
+  "http:": { request: http.request, agent: new http.Agent({ keepAlive: true }) },
+  "https:": { request: https.request, agent: new https.Agent({ keepAlive: true }) }
+} as const
+
+/** The server's answer once its head arrived; its body is the caller's to read (textOf, or streamed). */
 const post = (connection: Connection, route: string, body: unknown, signal: AbortSignal) =>
-  fetch(`${connection.baseUrl.replace(/\/+$/, "")}${route}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${connection.apiKey}` },
-    body: JSON.stringify(body),
-    signal
+  new Promise<http.IncomingMessage>((resolve, reject) => {
+    const url = new URL(`${connection.baseUrl.replace(/\/+$/, "")}${route}`)
+    const client = url.protocol === "http:" || url.protocol === "https:" ? clients[url.protocol] : undefined
+    if (client === undefined) return reject(new Error(`${url.protocol} is not http: or https:`))
+    const payload = JSON.stringify(body)
+    const headers = {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(payload),
+      authorization: `Bearer ${connection.apiKey}`
+    }
+    const request = client.request(url, { method: "POST", headers, agent: client.agent, signal }, resolve)
+    request.on("error", reject)
+    request.end(payload)
+  })
+
+const isOk = (response: http.IncomingMessage) =>
+  response.statusCode !== undefined && response.statusCode >= 200 && response.statusCode < 300
+
+/** A connection that closes before the body's end (a reset, our abort) fails the read; `error` says why first. */
+const onCutShort = (response: http.IncomingMessage, reject: (cause: unknown) => void) => {
+  response.on("error", reject)
+  response.on("close", () => {
+    if (!response.complete) reject(new Error("the connection closed before the answer's end"))
+  })
+}
+
+const textOf = (response: http.IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    response.on("data", (chunk: Buffer) => chunks.push(chunk))
+    response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    onCutShort(response, reject)
+  })
+
+/**
+ * Each line of the body to `onLine` as it arrives, until it returns a value: that is the result, and the rest of the
+ * body is read and dropped (a stream left half-read would cost the kept connection). A body that ends first fails.
+ */
+const streamLines = <A>(
+  connection: Connection,
+  response: http.IncomingMessage,
+  touch: () => void,
+  onLine: (line: string) => A | undefined
+) =>
+  new Promise<A>((resolve, reject) => {
+    const splitter = new TextLineSplitter(MAX_LINE)
+    let settled = false
+    const fail = (cause: unknown) => {
+      settled = true
+      response.destroy()
+      reject(cause)
+    }
+    response.setEncoding("utf8")
+    response.on("data", (text: string) => {
+      if (settled) return
+      touch()
+      const pushed = splitter.push(text)
+      if (pushed._tag === "TooLong") return fail(invalid(connection, "a streamed line was longer than 16 MiB"))
+      try {
+        for (const line of pushed.lines) {
+          const result = line.trim() === "" ? undefined : onLine(line)
+          if (result === undefined) continue
+          settled = true
+          return resolve(result)
+        }
+      } catch (cause) {
+        fail(cause)
+      }
+    })
+    response.on("end", () => reject(invalid(connection, "the stream ended without a done line")))
+    onCutShort(response, reject)
   })
 
 /** The model's context window in tokens (`<arch>.context_length`), or undefined when the server does not say. */
@@ -151,8 +230,8 @@ export const contextLength = async (connection: Connection, model: string): Prom
   const watch = silenceWatch(connection)
   try {
     const response = await post(connection, "/api/show", { model }, watch.signal)
-    const body = await response.text()
-    if (!response.ok) throw refusal(connection, model, response.status, body)
+    const body = await textOf(response)
+    if (!isOk(response)) throw refusal(connection, model, response.statusCode ?? 0, body)
     const info = Option.getOrUndefined(decodeShow(parseJson(body)))?.model_info ?? {}
     const found = Object.entries(info).find(
       ([key, value]) => key.endsWith(".context_length") && Number.isInteger(value)
@@ -162,6 +241,37 @@ export const contextLength = async (connection: Connection, model: string): Prom
     throw watch.failure(cause)
   } finally {
     watch.stop()
+  }
+}
+
+/** A round's lines, read in order: each text delta to `onText`; the reply once the `done` line came. */
+const roundLines = (connection: Connection, onText: (delta: string) => void) => {
+  let content = ""
+  const toolCalls: Array<ToolCall> = []
+  return (line: string): RoundReply | undefined => {
+    const json = parseJson(line)
+    const streamError = decodeStreamError(json)
+    if (Option.isSome(streamError))
+      throw new AgentFailure(
+        "PROVIDER_FAILED",
+        { provider: "ollama" },
+        `Ollama: ${upstream(connection, streamError.value.error)}`
+      )
+    const chunk = decodeChunk(json)
+    if (Option.isNone(chunk)) throw invalid(connection, `an unreadable line: ${line.slice(0, 200)}`)
+    const text = chunk.value.message?.content ?? ""
+    if (text !== "") {
+      content += text
+      onText(text)
+    }
+    for (const call of chunk.value.message?.tool_calls ?? []) toolCalls.push(call.function)
+    if (!chunk.value.done) return undefined
+    return {
+      content,
+      toolCalls,
+      inputTokens: chunk.value.prompt_eval_count ?? 0,
+      outputTokens: chunk.value.eval_count ?? 0
+    }
   }
 }
 
@@ -188,44 +298,8 @@ export const chat = async (
   }
   try {
     const response = await post(connection, "/api/chat", body, watch.signal)
-    if (!response.ok) throw refusal(connection, request.model, response.status, await response.text())
-    if (response.body === null) throw invalid(connection, "the answer to /api/chat had no body")
-    let content = ""
-    const toolCalls: Array<ToolCall> = []
-    const splitter = new TextLineSplitter(MAX_LINE)
-    const decoder = new TextDecoder()
-    for await (const bytes of response.body) {
-      watch.touch()
-      const pushed = splitter.push(decoder.decode(bytes, { stream: true }))
-      if (pushed._tag === "TooLong") throw invalid(connection, "a streamed line was longer than 16 MiB")
-      for (const line of pushed.lines) {
-        if (line.trim() === "") continue
-        const json = parseJson(line)
-        const streamError = decodeStreamError(json)
-        if (Option.isSome(streamError))
-          throw new AgentFailure(
-            "PROVIDER_FAILED",
-            { provider: "ollama" },
-            `Ollama: ${upstream(connection, streamError.value.error)}`
-          )
-        const chunk = decodeChunk(json)
-        if (Option.isNone(chunk)) throw invalid(connection, `an unreadable line: ${line.slice(0, 200)}`)
-        const text = chunk.value.message?.content ?? ""
-        if (text !== "") {
-          content += text
-          onText(text)
-        }
-        for (const call of chunk.value.message?.tool_calls ?? []) toolCalls.push(call.function)
-        if (chunk.value.done)
-          return {
-            content,
-            toolCalls,
-            inputTokens: chunk.value.prompt_eval_count ?? 0,
-            outputTokens: chunk.value.eval_count ?? 0
-          }
-      }
-    }
-    throw invalid(connection, "the stream ended without a done line")
+    if (!isOk(response)) throw refusal(connection, request.model, response.statusCode ?? 0, await textOf(response))
+    return await streamLines(connection, response, watch.touch, roundLines(connection, onText))
   } catch (cause) {
     throw watch.failure(cause)
   } finally {

@@ -52,9 +52,15 @@ const failure = async (promise: Promise<unknown>) => {
 /** A server on 127.0.0.1 answering every request with `handler`. */
 const rawServer = async (handler: http.RequestListener) => {
   const raw = http.createServer(handler)
+  let connections = 0
+  raw.on("connection", () => connections++)
   await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve))
   const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`
-  return { url, close: () => new Promise<void>((resolve) => raw.close(() => resolve())) }
+  const close = () => {
+    raw.closeAllConnections()
+    return new Promise<void>((resolve) => raw.close(() => resolve()))
+  }
+  return { url, connections: () => connections, close }
 }
 
 describe("chat", () => {
@@ -88,6 +94,24 @@ describe("chat", () => {
     try {
       const whole = await ask("anything", { baseUrl: raw.url }).reply
       expect(whole.toolCalls).toEqual([{ name: "pedelec_list_files", arguments: { path: "src" } }])
+    } finally {
+      await raw.close()
+    }
+  })
+
+  it("keeps one connection for every round: a stream is read to its end after its done line", async () => {
+    const raw = await rawServer((_req, res) => {
+      res.write(`${JSON.stringify({ message: { content: "one" }, done: true })}\n`)
+      // The chunked end after the done line, in a packet of its own as a server may send it.
+      setTimeout(() => res.end(), 20)
+    })
+    try {
+      for (let round = 0; round < 3; round++) {
+        expect((await ask("x", { baseUrl: raw.url }).reply).content).toBe("one")
+        // The next turn's round comes later than the end: a destroyed stream would have taken its connection along.
+        await new Promise((resolve) => setTimeout(resolve, 60))
+      }
+      expect(raw.connections()).toBe(1)
     } finally {
       await raw.close()
     }
