@@ -10,9 +10,13 @@
  * mid-append leaves at worst a torn last line: it is dropped when the file is read, and cut off the file, so the next
  * append starts a line of its own. Any other line that is not a message is a damaged file: the conversation starts
  * over.
+ *
+ * A conversation saved before the JSONL file (one JSON array in `<id>.json`, written whole) is read from that file
+ * once, when the JSONL one is missing: its messages become the JSONL file and the old file goes, so a session that
+ * lived through the upgrade resumes where it was.
  */
 import { randomBytes } from "node:crypto"
-import { appendFileSync, mkdirSync, truncateSync } from "node:fs"
+import { appendFileSync, mkdirSync, rmSync, truncateSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import path from "node:path"
 import * as Option from "effect/Option"
@@ -50,9 +54,34 @@ const messageOf = (line: string): ChatMessage | undefined => {
   }
 }
 
-/** The stored messages, or none when the file is missing or damaged (the conversation then starts over). */
+const decodeLegacy = Schema.decodeUnknownOption(Schema.Array(Stored))
+
+/** The messages of the older whole-file save beside `file`, moved into `file`; none when there is none or it is bad. */
+const migrateLegacy = async (file: string): Promise<Array<ChatMessage>> => {
+  const legacy = file.replace(/\.jsonl$/, ".json")
+  const text = await readFile(legacy, "utf8").catch(() => undefined)
+  if (text === undefined) return []
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return []
+  }
+  const messages = [...Option.getOrElse(decodeLegacy(json), () => [])] as Array<ChatMessage>
+  appendConversation(file, messages, 0)
+  rmSync(legacy, { force: true })
+  return messages
+}
+
+/**
+ * The stored messages, or none when the file is missing or damaged (the conversation then starts over). A missing
+ * file may still have been saved by the version before the JSONL one: that save is read (and moved) instead.
+ */
 export const loadConversation = async (file: string): Promise<Array<ChatMessage>> => {
-  const text = await readFile(file, "utf8").catch(() => undefined)
+  const text = await readFile(file, "utf8").catch((cause: { code?: unknown }) =>
+    cause.code === "ENOENT" ? null : undefined
+  )
+  if (text === null) return migrateLegacy(file)
   if (text === undefined) return []
   const lines = text.split("\n")
   const torn = lines.pop() ?? ""

@@ -1,7 +1,8 @@
 // pedelec-agent's conversation store and context window: saved privately and read back, appended (each message
-// written once), a torn last line dropped and cut off, a damaged file starts the conversation over, ids cannot name a
-// path, and the window keeps the current turn while the oldest turns go first.
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
+// written once), a torn last line dropped and cut off, a damaged file starts the conversation over, one saved whole
+// by the version before is moved to JSONL, ids cannot name a path, and the window keeps the current turn while the
+// oldest turns go first.
+import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -64,6 +65,22 @@ describe("conversation store", () => {
     loaded.push({ role: "assistant", content: "after the crash" })
     appendConversation(file, loaded, 1)
     expect(await loadConversation(file)).toEqual(loaded)
+  })
+
+  it("reads a conversation the version before JSONL saved (one array in <id>.json) once, moving it to the JSONL file", async () => {
+    const file = conversationFile(dir, "session-2", newConversationId())
+    const legacy = file.replace(/\.jsonl$/, ".json")
+    const messages = turn(1, 10)
+    await mkdir(path.dirname(file), { recursive: true })
+    await writeFile(legacy, JSON.stringify(messages))
+    const loaded = await loadConversation(file)
+    expect(loaded).toEqual(messages)
+    await expect(stat(legacy)).rejects.toMatchObject({ code: "ENOENT" })
+    // The next turn appends after what the JSONL file now holds, and a new process reads it all back.
+    loaded.push({ role: "user", content: "after the upgrade" })
+    appendConversation(file, loaded, messages.length)
+    expect(await loadConversation(file)).toEqual(loaded)
+    expect((await stat(file)).mode & 0o777).toBe(0o600)
   })
 
   it("never lets an id name a path", () => {
