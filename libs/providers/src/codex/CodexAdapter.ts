@@ -8,7 +8,10 @@
  * only as the provider bench's bare baseline.
  *
  * Why app-server and no longer a process per turn: a later turn skips codex's start-up; against the scripted model
- * server a later turn takes 0.17–0.20× a bare `codex exec resume` (172–247 ms against 1.0–1.2 s, provider bench).
+ * server a later turn takes 0.14–0.29× a bare `codex exec resume` (the spread is the box's load), and `turn/start` is
+ * its only request. What is left is codex's own: ~85–100 ms of its CPU a turn (a new HTTP client with its CA roots
+ * for every model request, 16–34 ms; its SQLite state and trace log; with the fallback metadata of an unknown model,
+ * five lookups of ~1 ms), against ~17 ms of Core's for the whole turn.
  * Its sandbox was checked against exec's by hand with bubblewrap installed (/usr/bin/bwrap; the warning that it was
  * missing, which held app-server back before, is gone): the same overrides make a command's write outside the
  * workspace fail with "Read-only file system" under both, writes in the workspace and /tmp succeed, a Unix socket
@@ -119,7 +122,12 @@ const quietArgs = [
   "-c",
   "analytics.enabled=false",
   "-c",
-  "check_for_update_on_startup=false"
+  "check_for_update_on_startup=false",
+  // codex 0.171's `skill_search` only runs a metrics-only "shadow" comparison of a dozen skill selectors on every
+  // turn (it never changes the prompt: the model's requests are byte-for-byte the same without it), 12–16 ms of CPU
+  // a turn, about a sixth of a warm turn against the scripted model server.
+  "-c",
+  "features.skill_search=false"
 ]
 
 /**

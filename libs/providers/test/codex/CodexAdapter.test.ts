@@ -49,7 +49,8 @@ const SANDBOX = [
 ]
 const FULL = ["-c", `sandbox_mode="danger-full-access"`, "-c", `approval_policy="never"`]
 const QUIET = [
-  ...["-c", "allow_login_shell=false", "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false"]
+  ...["-c", "allow_login_shell=false", "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false"],
+  ...["-c", "features.skill_search=false"]
 ]
 const LOW = { argv: ["--config=model_reasoning_effort=low"], env: {} }
 
@@ -76,7 +77,7 @@ const withStub = Effect.gen(function* () {
 })
 
 describe("CodexAdapter invocation", () => {
-  it("app-server, least privilege: workspace-write sandbox with network, approval never, no login shell", () => {
+  it("app-server, least privilege: workspace-write with network, approval never, no login shell or skill trial", () => {
     assert.deepStrictEqual(codexAppServerArgs(sessionOptions()), ["app-server", ...SANDBOX, ...QUIET])
     assert.deepStrictEqual(codexThreadSettings(sessionOptions({ workspace: "/ws" })), {
       cwd: "/ws",
