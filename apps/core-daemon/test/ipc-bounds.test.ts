@@ -1,12 +1,14 @@
 // Core IPC before and around the hello, on a real Core's socket with raw NDJSON (what any local process could send):
 // unauthenticated long lines cost Core little and are cut off, idle sockets close at the hello deadline, no more than
 // MAX_UNGREETED wait at once, a request before the hello is refused with a code, a failed hello closes the
-// connection, and a payload that does not decode or a tag Core does not have is a coded failure, never a Die.
+// connection, and a payload that does not decode or a tag Core does not have is a coded failure, never a Die; a
+// stream's chunks do not wait for the client's Acks.
 
 import { readFile } from "node:fs/promises"
 import net from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
+import { script } from "@pedelec/providers/scripted/Script"
 import * as Effect from "effect/Effect"
 import { coreForFile, hostClient } from "./harness.ts"
 
@@ -180,6 +182,30 @@ describe("Core IPC bounds", () => {
     assert.strictEqual(codeOf(await socket.next()), "PROTOCOL_ERROR")
     socket.write(request("4", "session.list", {}, proven()))
     assert.strictEqual(codeOf(await socket.next()), "Success", "the connection is still served")
+    socket.destroy()
+  })
+
+  it("a stream's chunks do not wait for the client's Ack of the one before: a client that never acks sees a whole turn", async () => {
+    const origin = "http://127.0.0.1:5173"
+    const socket = await raw()
+    socket.write(hello("1"))
+    assert.strictEqual(codeOf(await socket.next()), "Success")
+    const input = { provider: "scripted", autoEndOnDisconnect: false }
+    socket.write(request("2", "session.create", { origin, input }, proven()))
+    const created = await socket.next()
+    assert.strictEqual(codeOf(created), "Success", JSON.stringify(created))
+    const { sessionId } = (created.exit as { value: { sessionId: string } }).value
+    socket.write(request("3", "session.subscribe", { origin, sessionId, afterSeq: 0, claimTools: false }, proven()))
+    socket.write(request("4", "session.send_text", { origin, sessionId, text: script("say one", "say two") }, proven()))
+    // Each event of the turn is published on its own (the agent's lines come one by one), so they span chunks; with
+    // Acks awaited, Core would send the first chunk and then nothing more to this client.
+    const types: Array<string> = []
+    for (let line = await socket.next(); !types.includes("turn_completed"); line = await socket.next()) {
+      if (line._tag === "none within the timeout") break
+      if (line._tag === "Chunk") types.push(...(line.values as Array<{ type: string }>).map((event) => event.type))
+    }
+    assert.include(types, "turn_completed", `events seen without an Ack: ${types.join(", ")}`)
+    socket.write(request("5", "session.end", { origin, sessionId }, proven()))
     socket.destroy()
   })
 })

@@ -5,7 +5,8 @@
  * (then the 16 MiB cap of Ndjson.ts), it must say hello within `helloTimeoutMs`, at most `MAX_UNGREETED` such
  * connections exist at once (the oldest is closed for a new one), and any other request is refused PROTOCOL_ERROR; a
  * hello that fails is answered and the connection closed. An unknown tag is PROTOCOL_ERROR, a payload that does not
- * decode INVALID_INPUT with its pointer (effect/rpc 4.1 answers both with a `Die` and has no option for it). It does
+ * decode INVALID_INPUT with its pointer (effect/rpc 4.1 answers both with a `Die` and has no option for it). A stream
+ * is not paced by its client's Acks (they are dropped here) but by the socket: a write waits for it to drain. It does
  * not serve any method (the handlers) or check a proof (CoreAuth).
  *
  * Measured before the gate: 20 parallel unauthenticated 15 MiB lines took Core to 1.2 GB; each connection holding a
@@ -129,8 +130,8 @@ const onRequest = (shared: Shared, id: number, client: Client, request: RequestE
   )
 }
 
-/** What effect/rpc's socket protocol takes from a client besides requests. */
-const CLIENT_MESSAGES: ReadonlySet<string> = new Set(["Ack", "Interrupt", "Eof", "Ping"])
+/** What effect/rpc's socket protocol takes from a client besides requests (an Ack is taken and dropped). */
+const CLIENT_MESSAGES: ReadonlySet<string> = new Set(["Interrupt", "Eof", "Ping"])
 
 /** One read from the socket: the pre-hello line cap, then each message it completes. */
 const onData =
@@ -156,10 +157,12 @@ const onData =
       (message) =>
         message._tag === "Request"
           ? onRequest(shared, id, client, message)
-          : CLIENT_MESSAGES.has(String((message as { _tag?: unknown })?._tag))
-            ? shared.writeRequest(id, message)
-            : // effect/rpc answers a line that is no client message of its with an uncoded Defect.
-              closeWith(client, defect(protocolError("a line that is not an effect/rpc client message"))),
+          : message._tag === "Ack"
+            ? Effect.void
+            : CLIENT_MESSAGES.has(String((message as { _tag?: unknown })?._tag))
+              ? shared.writeRequest(id, message)
+              : // effect/rpc answers a line that is no client message of its with an uncoded Defect.
+                closeWith(client, defect(protocolError("a line that is not an effect/rpc client message"))),
       { discard: true }
     )
   }
@@ -267,7 +270,10 @@ export const makeHelloGate = (requests: ReadonlyMap<string, Rpc.AnyWithProps>) =
         end: () => Effect.void,
         clientIds: Effect.sync(() => new Set(shared.clients.keys())),
         initialMessage: Effect.succeedNone,
-        supportsAck: true,
+        // A stream's next chunk does not wait for the client's Ack of the last: a `tool_call` published right
+        // after the call's status waited one host round trip behind it (~5 ms of each MCP tool call under load).
+        // The socket's own backpressure (a write that waits for drain) still holds a stream a client cannot read.
+        supportsAck: false,
         supportsTransferables: false,
         supportsSpanPropagation: true,
         supportsNotifications: true,
