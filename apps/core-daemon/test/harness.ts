@@ -12,6 +12,7 @@ import type { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
 import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import type { CreateSessionInput } from "@pedelec/contracts/Session"
 import type { ToolOutcome } from "@pedelec/contracts/Tool"
+import { digestOf } from "@pedelec/core/SessionStore/TurnNote"
 import { connectAgent, connectDesktop, connectHost, type HostClient, type Proof } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
 import { BUILT, type CoreProcess, startCoreProcess } from "@pedelec/test-kit/core/CoreProcess"
@@ -390,8 +391,19 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>)
     child.on("close", (code) => resolve({ code, stdout }))
   })
 
-export const sessionRecord = async (home: string, sessionId: string) =>
-  JSON.parse(await readFile(path.join(home, "sessions", `${sessionId}.json`), "utf8")) as {
+/** A session's record file as a restarted Core reads it: with its turn note's processes, if the note applies. */
+export const sessionRecord = async (home: string, sessionId: string) => {
+  const file = path.join(home, "sessions", `${sessionId}.json`)
+  const text = await readFile(file, "utf8")
+  const record = JSON.parse(text) as {
     readonly state: string
     readonly processes: ReadonlyArray<{ readonly pid: number }>
   }
+  const note = await readFile(`${file}.turn`, "utf8").then(
+    (noted) => JSON.parse(noted) as { over?: string; processes?: ReadonlyArray<{ readonly pid: number }> },
+    () => undefined
+  )
+  return note?.over === digestOf(text) && note.processes !== undefined
+    ? { ...record, processes: note.processes }
+    : record
+}

@@ -13,10 +13,10 @@
  * power loss must not undo the rename: a record's first write by this Core (else it could vanish) and an ended one
  * (else it could come back). The folder is made once, and again only when it has gone.
  *
- * A save that changes only the turn state (`activeTurn`, `lastActiveAt`, `lastSeq`: every turn's start) leaves the
- * record alone and writes its turn note instead (SessionStore/TurnNote: microseconds, no rename, no fsync). A Core
- * crash finds the note at once; a power loss may lose or tear it, and the record then reads as it was before that
- * turn, which the event log (never fsynced either) matches.
+ * A save that changes only the turn state (`activeTurn`, `lastActiveAt`, `lastSeq`: every turn's start) and the
+ * processes leaves the record alone and writes its turn note instead (SessionStore/TurnNote: microseconds, no rename,
+ * no fsync). A Core crash finds the note at once; a power loss may lose or tear it, and the record then reads as it
+ * was before that turn, which the event log (never fsynced either) matches, with processes a power loss ended anyway.
  */
 import path from "node:path"
 import { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
@@ -33,19 +33,19 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
-import { digestOf, dropNote, removeNote, turnStateless, withNote, writeNote } from "./SessionStore/TurnNote.ts"
+import {
+  digestOf,
+  dropNote,
+  removeNote,
+  SessionProcess,
+  turnStateless,
+  withNote,
+  writeNote
+} from "./SessionStore/TurnNote.ts"
 import { writeFileAtomic } from "./SettingsStore.ts"
 import { orStorageFailure, readIfPresent, type StorageFailure } from "./StorageFailure.ts"
 
 const Millis = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-
-/** A process group the session started, told apart from a later process that reuses the pid (providers' ProcessRecord). */
-export const SessionProcess = Schema.Struct({
-  pid: Schema.Int.check(Schema.isGreaterThan(0)),
-  pgid: Schema.Int.check(Schema.isGreaterThan(0)),
-  startTime: Schema.String.check(Schema.isBetweenLength(1, 64))
-})
-export interface SessionProcess extends Schema.Schema.Type<typeof SessionProcess> {}
 
 /** Core-private: what survives a Core restart. Never a capability, key or other secret. */
 export const SessionRecord = Schema.Struct({

@@ -214,6 +214,30 @@ describe("SessionStore", () => {
     )
   )
 
+  it.effect("a first turn's new agent is written in the note too: the record stays, a restarted Core reaps it", () =>
+    withStore((dir, home) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const record = recordFor(mintSessionId(), { processes: [] })
+        const file = path.join(dir, `${record.sessionId}.json`)
+        yield* store.save(record)
+        const before = yield* io(() => stat(file))
+        const agent = { pid: 5151, pgid: 5151, startTime: "987654" }
+        const started = { ...record, activeTurn: { turnId: mintTurnId(), kind: "user" as const }, processes: [agent] }
+        yield* store.save(started)
+        const after = yield* io(() => stat(file))
+        assert.strictEqual(after.ino, before.ino)
+        assert.strictEqual(after.mtimeMs, before.mtimeMs)
+        assert.deepStrictEqual(yield* afterRestart(home, record.sessionId), started)
+        // The end empties the list with a whole write: the note's processes no longer apply.
+        const ended = { ...started, state: "ended" as const, endedAt: record.createdAt + 5, processes: [] }
+        const { activeTurn: _, ...settled } = ended
+        yield* store.saveEnded(settled)
+        assert.deepStrictEqual(yield* afterRestart(home, record.sessionId), settled)
+      })
+    )
+  )
+
   it.effect("a turn note amends only the record it was written over; a torn one says nothing", () =>
     withStore((dir, home) =>
       Effect.gen(function* () {
@@ -222,9 +246,9 @@ describe("SessionStore", () => {
         const file = path.join(dir, `${record.sessionId}.json`)
         yield* store.save(record)
         yield* store.save({ ...record, activeTurn: { turnId: mintTurnId(), kind: "user" } })
-        // A whole write (the processes changed) while the note stays, as after a crash before its removal.
+        // A whole write (the provider session changed) while the note stays, as after a crash before its removal.
         const note = yield* io(() => readFile(`${file}.turn`, "utf8"))
-        const rewritten = { ...record, processes: [] }
+        const rewritten = { ...record, providerSessionId: "provider-1" }
         yield* store.save(rewritten)
         yield* io(() => writeFile(`${file}.turn`, note))
         assert.deepStrictEqual(yield* afterRestart(home, record.sessionId), rewritten)

@@ -1,6 +1,8 @@
 /**
  * SessionStore/TurnNote — the turn note `<id>.json.turn` beside a session record: the turn state (`activeTurn`,
- * `lastActiveAt`, `lastSeq`) a save that changes nothing else writes instead of the whole record, every turn's start.
+ * `lastActiveAt`, `lastSeq`) and the processes a save that changes nothing else writes instead of the whole record,
+ * every turn's start (and the first one's, whose warm agent is new to the record). Processes belong in a note: a
+ * power loss that takes the note took them too, and a Core crash finds the note at once.
  * The old note is unlinked and a new file written, with no rename and no fsync: a rename over a file, or a truncate,
  * makes ext4 flush the new data first (1–30 ms on a busy disk, on the turn's critical path, issue 15), an unlink and
  * a new file microseconds. A note names the digest of the record text it amends and applies only over that text, so
@@ -17,12 +19,22 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Schema from "effect/Schema"
 import type { SessionRecord } from "../SessionStore.ts"
 
+/** A process group the session started, told apart from a later process that reuses the pid (providers' ProcessRecord). */
+export const SessionProcess = Schema.Struct({
+  pid: Schema.Int.check(Schema.isGreaterThan(0)),
+  pgid: Schema.Int.check(Schema.isGreaterThan(0)),
+  startTime: Schema.String.check(Schema.isBetweenLength(1, 64))
+})
+export interface SessionProcess extends Schema.Schema.Type<typeof SessionProcess> {}
+
 const TurnNote = Schema.Struct({
   /** The digest of the record text this note amends. */
   over: Schema.String.check(Schema.isBetweenLength(1, 128)),
   lastActiveAt: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
   lastSeq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
-  activeTurn: Schema.optionalKey(Schema.Struct({ turnId: TurnId, kind: TurnKind }))
+  activeTurn: Schema.optionalKey(Schema.Struct({ turnId: TurnId, kind: TurnKind })),
+  /** Absent in a note an older Core wrote: the record's own then stand. */
+  processes: Schema.optionalKey(Schema.Array(SessionProcess))
 })
 type TurnNote = Schema.Schema.Type<typeof TurnNote>
 
@@ -32,9 +44,14 @@ const decodeNote = Schema.decodeUnknownExit(TurnNote)
 
 export const digestOf = (text: string): string => createHash("sha256").update(text).digest("hex")
 
-/** What a note may not change: two records equal in it differ only in their turn state. */
-export const turnStateless = ({ activeTurn: _, lastActiveAt: __, lastSeq: ___, ...rest }: SessionRecord): string =>
-  JSON.stringify(rest)
+/** What a note may not change: two records equal in it differ only in their turn state and processes. */
+export const turnStateless = ({
+  activeTurn: _,
+  lastActiveAt: __,
+  lastSeq: ___,
+  processes: ____,
+  ...rest
+}: SessionRecord): string => JSON.stringify(rest)
 
 const unlinkIfPresent = (file: string) => {
   try {
@@ -54,7 +71,8 @@ export const writeNote = (recordFile: string, over: string, record: SessionRecor
         over,
         lastActiveAt: record.lastActiveAt,
         lastSeq: record.lastSeq,
-        ...(record.activeTurn === undefined ? {} : { activeTurn: record.activeTurn })
+        ...(record.activeTurn === undefined ? {} : { activeTurn: record.activeTurn }),
+        processes: record.processes
       }
       const file = `${recordFile}${NOTE_SUFFIX}`
       unlinkIfPresent(file)
@@ -82,8 +100,14 @@ export const withNote = Effect.fnUntraced(function* (
   const exit = text === undefined ? undefined : decodeNote(parsed(text), { onExcessProperty: "error" })
   if (exit === undefined || Exit.isFailure(exit) || exit.value.over !== digest) return record
   const { activeTurn: _, ...rest } = record
-  const { activeTurn, lastActiveAt, lastSeq } = exit.value
-  return { ...rest, lastActiveAt, lastSeq, ...(activeTurn === undefined ? {} : { activeTurn }) }
+  const { activeTurn, lastActiveAt, lastSeq, processes } = exit.value
+  return {
+    ...rest,
+    lastActiveAt,
+    lastSeq,
+    processes: processes ?? record.processes,
+    ...(activeTurn === undefined ? {} : { activeTurn })
+  }
 })
 
 /**
