@@ -10,7 +10,6 @@ import { PedelecError, type PedelecErrorOf } from "@pedelec/contracts/PedelecErr
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { FrameDecoder, frameMessage, type Inbound } from "./Framing.ts"
 import { MAX_INBOUND_FRAME } from "./InboundBounds.ts"
@@ -34,8 +33,6 @@ export class NativePort extends Context.Service<
     Layer.effect(
       NativePort,
       Effect.gen(function* () {
-        // One writer at a time: the chunk frames of two messages must never interleave.
-        const writing = yield* Semaphore.make(1)
         let nextMessage = 0
         let broken = false
         // A closed stdout (Chrome went away) is an 'error' event; unhandled it would crash the host mid-cleanup.
@@ -44,18 +41,25 @@ export class NativePort extends Context.Service<
           broken = true
         })
 
-        const write = (frame: Buffer) =>
+        // A message's frames are queued on stdout in one synchronous step, so the chunk frames of two messages never
+        // interleave (no lock needed); the send completes when the last has been written.
+        const writeAll = (frames: ReadonlyArray<Buffer>) =>
           Effect.callback<void>((resume) => {
             if (broken) return resume(Effect.void)
-            output.write(frame, () => resume(Effect.void))
+            const last = frames.length - 1
+            for (let index = 0; index < last; index++) output.write(frames[index]!)
+            output.write(frames[last]!, () => resume(Effect.void))
           })
 
-        const send = Effect.fn("NativePort.send")(function* (message: HostToExtension) {
-          const messageId = `m${(nextMessage++).toString(36)}`
-          const framed = frameMessage(JSON.stringify(message), messageId)
-          if (framed._tag === "TooLarge") return yield* Effect.fail(messageTooLarge(framed.bytes, framed.limit))
-          yield* writing.withPermits(1)(Effect.forEach(framed.frames, write, { discard: true }))
-        })
+        // No span and no lock: it runs for every message to the extension, five per page tool call.
+        const send = (message: HostToExtension) =>
+          Effect.suspend(() => {
+            const messageId = `m${(nextMessage++).toString(36)}`
+            const framed = frameMessage(JSON.stringify(message), messageId)
+            return framed._tag === "TooLarge"
+              ? Effect.fail(messageTooLarge(framed.bytes, framed.limit))
+              : writeAll(framed.frames)
+          })
 
         const inbound = Stream.suspend(() => {
           const decoder = new FrameDecoder(MAX_INBOUND_FRAME)
