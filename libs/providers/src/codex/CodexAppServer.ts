@@ -8,8 +8,10 @@
  * (completed with its usage, failed with its error mapped as exec's, interrupted as a failure WarmProcess keeps
  * quiet). A failed request (an unknown thread) ends the turn with its error. A request from the server (an approval;
  * none come with approval policy "never") is refused so codex never waits for an answer. `error` notifications that
- * will be retried and `warning`s are kept as warnings. Notifications known to carry nothing for a turn are dropped,
- * unknown ones counted. Spawning codex and its argv are CodexAdapter's.
+ * will be retried and `warning`s are kept as warnings. Notifications known to carry nothing for a turn are opted out
+ * of at `initialize`, so codex never writes them (a command's output deltas and a reasoning model's deltas can be
+ * most of a turn's lines, each one JSON codex encodes and Core parses), and dropped should one come anyway; unknown
+ * ones are counted. Spawning codex and its argv are CodexAdapter's.
  */
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"
 import { ProviderSessionId } from "@pedelec/contracts/node/ProviderEvent"
@@ -88,7 +90,7 @@ const decodeFileChange = Schema.decodeUnknownOption(FileChange)
 const decodeMcpToolCall = Schema.decodeUnknownOption(McpToolCall)
 const decodeWebSearch = Schema.decodeUnknownOption(WebSearch)
 
-/** Notifications that say nothing about a turn's conversation; dropped without counting. */
+/** Notifications that say nothing about a turn's conversation: opted out of, and dropped without counting. */
 const UNUSED = new Set([
   "thread/started",
   "thread/status/changed",
@@ -150,7 +152,7 @@ export class CodexAppServerTurn extends CountingDecoder {
     }
     const initialize = this.request("initialize", {
       clientInfo: { name: "pedelec", title: "Pedelec", version: "1" },
-      capabilities: { experimentalApi: false, requestAttestation: false }
+      capabilities: { experimentalApi: false, requestAttestation: false, optOutNotificationMethods: [...UNUSED] }
     })
     const thread =
       providerSessionId === undefined

@@ -49,6 +49,16 @@ describe("CodexAppServer requests", () => {
     })
   })
 
+  it("initialize opts out of the notifications a turn drops (output and reasoning deltas), and of none it decodes", () => {
+    const { written } = run("text-turn.jsonl")
+    const optedOut: Array<string> = written[0].params.capabilities.optOutNotificationMethods
+    const dropped = ["item/commandExecution/outputDelta", "item/reasoning/textDelta", "account/rateLimits/updated"]
+    for (const method of dropped) assert.include(optedOut, method)
+    const decoded = ["turn/started", "item/agentMessage/delta", "item/started", "item/completed", "turn/completed"]
+    for (const method of [...decoded, "thread/tokenUsage/updated", "error", "warning", "configWarning"])
+      assert.notInclude(optedOut, method)
+  })
+
   it("a resumed thread: thread/resume by id without its history; a warm process's turn is turn/start alone", () => {
     const resumed = new CodexAppServerTurn({ next: 0 }, { ...SETTINGS, model: "o4" })
     const [, , thread] = resumed.begin("hi", true, "t-1").map((line) => JSON.parse(line))
