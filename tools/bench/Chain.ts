@@ -7,7 +7,8 @@
  *   2. A tool call as the agent sees it (pedelec-cli → Core → host → extension → SDK → handler → back), next to the
  *      raw echo round trip and to `node -e ""` (the agent spawns a process for every call anyway; Cli's figure);
  *      and the same call through `pedelec-cli mcp` (the MCP server an agent CLI keeps for its session, Mcp's) while
- *      the page holds a turn open, next to raw echo round trips taken in rounds with it: `tool_call_mcp_vs_raw_echo`.
+ *      the page holds a turn open, next to raw echo round trips taken in rounds with it: `tool_call_mcp_vs_raw_echo`,
+ *      with the CPU each process used per MCP call (where a call's time goes, unlike a wall time on a shared box).
  *   3. Chat deltas as the page's onChatDelta got them (coalesced by Core), next to a host → page burst of the same
  *      shape; and lone deltas timed from the agent's emit, for the latency coalescing may add.
  *   4. One 3.6 MB chat message (the E2E size case): Core publish → page per event, and the CPU each process used.
@@ -90,7 +91,7 @@ const MCP_ROUNDS = 5
  * MCP_CALLS calls of the page's `echo` through a `pedelec-cli mcp` for the session, one at a time, while the page
  * holds a turn open (Core takes tool calls only during one); timed at the MCP client, as the agent's CLI sees them.
  * They alternate with raw echo round trips in MCP_ROUNDS rounds, so a load that comes and goes on a shared box
- * weighs on both sides of `tool_call_mcp_vs_raw_echo` alike.
+ * weighs on both sides of `tool_call_mcp_vs_raw_echo` alike. The CPU per call, by process, counts the calls alone.
  */
 const measureMcpToolCalls = async (chain: RunningChain, page: Page, sessionId: string) => {
   await page.evaluate(({ sessionId, text }) => window.bench.holdTurn(sessionId, text), {
@@ -101,12 +102,17 @@ const measureMcpToolCalls = async (chain: RunningChain, page: Page, sessionId: s
   try {
     const calls: Array<number> = []
     const trips: Array<number> = []
+    const cpu = new Map<string, number>()
     await server.call() // warms the server's code paths up; left out, as for the shell
     for (let round = 0; round < MCP_ROUNDS; round++) {
       trips.push(...(await roundTrips(page, ROUND_TRIPS / MCP_ROUNDS, SMALL)))
+      // Only the calls' share: the raw trips between them would count in Chromium's and the echo host's CPU.
+      const before = await cpuSnapshot()
       for (let i = 0; i < MCP_CALLS / MCP_ROUNDS; i++) calls.push(await server.call())
+      for (const [role, ms] of cpuBetween(before, await cpuSnapshot())) cpu.set(role, (cpu.get(role) ?? 0) + ms)
     }
-    return { calls: stats(calls), trips: stats(trips) }
+    const cpuPerCall = [...cpu].map(([role, ms]) => [role, ms / MCP_CALLS] as const).sort((a, b) => b[1] - a[1])
+    return { calls: stats(calls), trips: stats(trips), cpuPerCall }
   } finally {
     server.close()
     await page.evaluate(() => window.bench.releaseTurn())
@@ -200,6 +206,8 @@ const printMeasured = (out: Report, m: Measured) => {
   out.row("tool-call round trip via the page", m.tool)
   out.row("tools/call through pedelec-cli mcp via the page", m.mcp.calls)
   out.row("  raw echo round trip, in rounds with those calls", m.mcp.trips)
+  out.say("  CPU per MCP call, by process (/proc, 10 ms ticks over all the calls):")
+  for (const [role, ms] of m.mcp.cpuPerCall) out.say(`    ${role.padEnd(NAME - 2)} ${ms.toFixed(2).padStart(8)} ms`)
   out.say("chat deltas at the page (Core's first publish to the page's last onChatDelta)")
   for (const run of m.deltas) out.rateRow(`${run.name} (${run.events} events at the page)`, run.rate)
   for (const run of m.deltas) out.row(`  Core publish → page, ${run.name}`, run.latency)

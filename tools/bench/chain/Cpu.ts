@@ -23,6 +23,7 @@ const roleOf = (cmdline: string): string | undefined => {
   if (line.includes("pedelec-core")) return "pedelec-core"
   if (line.includes("pedelec-native-host")) return "pedelec native host"
   if (line.includes("echo-host.mjs")) return "echo host"
+  if (line.includes("pedelec-cli")) return "pedelec-cli"
   if (!line.includes("chromium")) return undefined
   const type = args.find((arg) => arg.startsWith("--type="))
   if (type === undefined) return "chromium browser process"
