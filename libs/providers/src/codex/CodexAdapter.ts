@@ -9,9 +9,9 @@
  *
  * Why app-server and no longer a process per turn: a later turn skips codex's start-up; against the scripted model
  * server a later turn takes 0.14–0.29× a bare `codex exec resume` (the spread is the box's load), and `turn/start` is
- * its only request. What is left is codex's own: ~85–100 ms of its CPU a turn (a new HTTP client with its CA roots
- * for every model request, 16–34 ms; its SQLite state and trace log; with the fallback metadata of an unknown model,
- * five lookups of ~1 ms), against ~17 ms of Core's for the whole turn.
+ * its only request. What is left is codex's own: ~75–90 ms of its CPU a turn (a new HTTP client with its CA roots
+ * for every model request, 16–34 ms, openai/codex#29369; its SQLite state; with the fallback metadata of an unknown
+ * model, five lookups of ~1 ms), against ~17 ms of Core's for the whole turn.
  * Its sandbox was checked against exec's by hand with bubblewrap installed (/usr/bin/bwrap; the warning that it was
  * missing, which held app-server back before, is gone): the same overrides make a command's write outside the
  * workspace fail with "Read-only file system" under both, writes in the workspace and /tmp succeed, a Unix socket
