@@ -238,6 +238,26 @@ describe("SessionStore", () => {
     )
   )
 
+  it.effect("a turn state no record could hold is refused as a whole record would be, and nothing is written", () =>
+    withStore((_dir, home) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const record = recordFor(mintSessionId())
+        yield* store.save(record)
+        const started = { ...record, activeTurn: { turnId: mintTurnId(), kind: "user" as const }, lastSeq: 2 }
+        yield* store.save(started)
+        for (const bad of [
+          { ...started, lastSeq: -1 },
+          { ...started, processes: [{ pid: 0, pgid: 1, startTime: "" }] }
+        ]) {
+          const exit = yield* Effect.exit(store.save(bad))
+          assert.isTrue(Exit.isFailure(exit) && Exit.hasDies(exit))
+        }
+        assert.deepStrictEqual(yield* afterRestart(home, record.sessionId), started)
+      })
+    )
+  )
+
   it.effect("a turn note amends only the record it was written over; a torn one says nothing", () =>
     withStore((dir, home) =>
       Effect.gen(function* () {

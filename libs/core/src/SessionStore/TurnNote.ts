@@ -74,6 +74,9 @@ export const writeNote = (recordFile: string, over: string, record: SessionRecor
         ...(record.activeTurn === undefined ? {} : { activeTurn: record.activeTurn }),
         processes: record.processes
       }
+      // The record's turn state, never decoded whole on this path (SessionStore): what it would refuse, this does.
+      const checked = decodeNote(note, { onExcessProperty: "error" })
+      if (Exit.isFailure(checked)) throw new Error("the turn state is not a session record's")
       const file = `${recordFile}${NOTE_SUFFIX}`
       unlinkIfPresent(file)
       writeFileSync(file, `${JSON.stringify(note)}\n`, { flag: "wx", mode: FILE_MODE })
