@@ -7,10 +7,10 @@
 import { readFile } from "node:fs/promises"
 import type { SessionId } from "@pedelec/contracts/Ids"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
+import { type Events, isType, ORIGIN, sessionProcesses, waitUntil } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { expect, it } from "vitest"
-import { type Events, isType, ORIGIN, sessionProcesses, waitUntil } from "../test/harness.ts"
 
 /** The bound the issue sets: the agents are gone in ~0.4 s, so a second leaves room for a loaded machine. */
 export const ENDED_WITHIN_MS = 1_000

@@ -18,11 +18,6 @@ import type { ErrorCode } from "@pedelec/contracts/ErrorCode"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import type { DesktopClient } from "@pedelec/core-client/CoreClient"
-import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
-import { mainRequests, userTextsOf } from "@pedelec/test-kit/model-server/RequestLog"
-import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   completionOf,
   desktopClient,
@@ -38,7 +33,12 @@ import {
   startCore,
   stopCore,
   waitUntil
-} from "../test/harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
+import { mainRequests, userTextsOf } from "@pedelec/test-kit/model-server/RequestLog"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { itEndsDuringPendingCall } from "./EndDuringCall.ts"
 
 /** What is still alive of a session's processes once they have had 15 s to die (none, for a test to pass). */

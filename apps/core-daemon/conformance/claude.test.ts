@@ -3,9 +3,9 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
+import { hostClient, removeHome, startCore, stopCore } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
 import { describe, expect, inject, it } from "vitest"
-import { hostClient, removeHome, startCore, stopCore } from "../test/harness.ts"
 import { claudeEnvironment } from "./CliEnvironments.ts"
 import { describeLiveProvider, live } from "./LiveProvider.ts"
 

@@ -9,12 +9,19 @@ import { assert, describe, it } from "@effect/vitest"
 import { decodeArgsSchema } from "@pedelec/contracts/ArgsSchema"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
+import {
+  agentClient,
+  coreForFile,
+  failureOf,
+  hostClient,
+  ORIGIN,
+  sessionWithAgent
+} from "@pedelec/test-kit/core/Harness"
 import { failureOfExit, rawConnect } from "@pedelec/test-kit/faults/RawIpc"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import { agentClient, coreForFile, failureOf, hostClient, ORIGIN, sessionWithAgent } from "./harness.ts"
 
 const core = coreForFile()
 

@@ -9,8 +9,16 @@ import net from "node:net"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { ASSET_LIMITS, ASSET_TICKET_HEADER, type AssetPath, type AssetTicket } from "@pedelec/contracts/Assets"
+import {
+  coreForFile,
+  failureOf,
+  hostClient,
+  ORIGIN,
+  openSession,
+  removeHome,
+  tempDir
+} from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
-import { coreForFile, failureOf, hostClient, ORIGIN, openSession, removeHome, tempDir } from "./harness.ts"
 
 const HEADERS_MS = 2_000
 const core = coreForFile({ env: { PEDELEC_ASSET_HEADERS_MS: String(HEADERS_MS) } })

@@ -11,7 +11,6 @@ import { Readable } from "node:stream"
 import { assert, describe, it } from "@effect/vitest"
 import { ASSET_LIMITS, ASSET_TICKET_HEADER, type AssetPath, type AssetTicket } from "@pedelec/contracts/Assets"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
-import * as Effect from "effect/Effect"
 import {
   coreForFile,
   failureCode,
@@ -22,7 +21,8 @@ import {
   removeHome,
   tempDir,
   waitUntil
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
 
 const core = coreForFile()
 

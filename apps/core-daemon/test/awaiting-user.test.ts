@@ -10,9 +10,9 @@ import type { SessionId } from "@pedelec/contracts/Ids"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import { script } from "@pedelec/providers/scripted/Script"
 import { BUILT } from "@pedelec/test-kit/core/CoreProcess"
+import { coreForFile, hostClient, isType, ORIGIN, openSession } from "@pedelec/test-kit/core/Harness"
 import { sessionCapability } from "@pedelec/test-kit/core/SessionCapability"
 import * as Effect from "effect/Effect"
-import { coreForFile, hostClient, isType, ORIGIN, openSession } from "./harness.ts"
 
 const core = coreForFile()
 const TIMEOUT_MS = 1_500

@@ -5,7 +5,6 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import { script } from "@pedelec/providers/scripted/Script"
-import * as Effect from "effect/Effect"
 import {
   chatOf,
   cliLineOf,
@@ -17,7 +16,8 @@ import {
   ORIGIN,
   openSession,
   type ToolCall
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
 
 const core = coreForFile()
 

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import { script } from "@pedelec/providers/scripted/Script"
+import { collectEvents, coreForFile, hostClient, isType, ORIGIN } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
-import { collectEvents, coreForFile, hostClient, isType, ORIGIN } from "./harness.ts"
 
 const core = coreForFile()
 

@@ -4,8 +4,18 @@ import { spawn } from "node:child_process"
 import { assert, describe, it } from "@effect/vitest"
 import { pathsForHome } from "@pedelec/core-client/HomeLayout"
 import { announcement } from "@pedelec/test-kit/core/CoreProcess"
+import {
+  cliBinDir,
+  coreBin,
+  exists,
+  isGone,
+  removeHome,
+  startCore,
+  stopCore,
+  tempDir,
+  waitUntil
+} from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
-import { cliBinDir, coreBin, exists, isGone, removeHome, startCore, stopCore, tempDir, waitUntil } from "./harness.ts"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {

@@ -15,8 +15,8 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SessionId } from "@pedelec/contracts/Ids"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
+import { cliBinDir, coreForFile, hostClient, ORIGIN, sessionWithAgent, tempDir } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
-import { cliBinDir, coreForFile, hostClient, ORIGIN, sessionWithAgent, tempDir } from "./harness.ts"
 
 const TIMEOUT_MS = 3_000
 const core = coreForFile({ env: { PEDELEC_DENO_TIMEOUT_MS: String(TIMEOUT_MS) } })

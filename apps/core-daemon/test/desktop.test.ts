@@ -12,12 +12,6 @@ import type { Origin, SessionId } from "@pedelec/contracts/Ids"
 import { DEFAULT_SETTINGS, type Settings } from "@pedelec/contracts/Settings"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
 import { script } from "@pedelec/providers/scripted/Script"
-import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
-import { OLLAMA_VERSION } from "@pedelec/test-kit/model-server/Ollama"
-import * as Effect from "effect/Effect"
-import * as Queue from "effect/Queue"
-import * as Stream from "effect/Stream"
-import { afterAll, beforeAll } from "vitest"
 import {
   completionOf,
   coreForFile,
@@ -28,7 +22,13 @@ import {
   ORIGIN,
   OTHER_ORIGIN,
   openSession
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
+import { OLLAMA_VERSION } from "@pedelec/test-kit/model-server/Ollama"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import { afterAll, beforeAll } from "vitest"
 
 /** Scaled down so a lease runs out within the test. */
 const LEASE_MS = 1_500

@@ -11,8 +11,6 @@ import type { SessionId } from "@pedelec/contracts/Ids"
 import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import { script } from "@pedelec/providers/scripted/Script"
 import { canSandbox, type FullDisk, startFullDisk } from "@pedelec/test-kit/core/FullDisk"
-import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
 import {
   completionOf,
   desktopClient,
@@ -22,7 +20,9 @@ import {
   isType,
   ORIGIN,
   openSession
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
+import { afterAll, beforeAll } from "vitest"
 
 const SESSIONS_TO_END = 8
 

@@ -9,8 +9,8 @@ import net from "node:net"
 import { assert, describe, it } from "@effect/vitest"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
 import { script } from "@pedelec/providers/scripted/Script"
+import { coreForFile, hostClient } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
-import { coreForFile, hostClient } from "./harness.ts"
 
 const HELLO_TIMEOUT_MS = 1_500
 const core = coreForFile({ env: { PEDELEC_HELLO_TIMEOUT_MS: String(HELLO_TIMEOUT_MS) } })

@@ -10,9 +10,6 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SessionId } from "@pedelec/contracts/Ids"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
-import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import {
   failureCode,
   hostClient,
@@ -23,7 +20,10 @@ import {
   startCore,
   stopCore,
   tempDir
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 
 const TRIALS = 20
 const SEED = 14

@@ -5,7 +5,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import { script } from "@pedelec/providers/scripted/Script"
-import * as Effect from "effect/Effect"
 import {
   chatOf,
   completionOf,
@@ -19,7 +18,8 @@ import {
   runTurnAnswering,
   sessionProcesses,
   waitUntil
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
 
 /** Scaled down from the default 10 minutes so a stall shows within the test. */
 const STALL_MS = 1_500

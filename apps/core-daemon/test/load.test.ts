@@ -11,8 +11,6 @@ import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import {
   chatOf,
   cliLinesOf,
@@ -22,7 +20,9 @@ import {
   ORIGIN,
   openSession,
   runTurnAnswering
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 
 const SESSIONS = Number(process.env.PEDELEC_LOAD_SESSIONS ?? 25)
 const CALLS = Number(process.env.PEDELEC_LOAD_CALLS ?? 10)

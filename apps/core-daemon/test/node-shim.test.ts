@@ -5,8 +5,15 @@ import { readFile, stat } from "node:fs/promises"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { script } from "@pedelec/providers/scripted/Script"
+import {
+  chatOf,
+  cliLineOf,
+  coreForFile,
+  hostClient,
+  openSession,
+  runTurnAnswering
+} from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
-import { chatOf, cliLineOf, coreForFile, hostClient, openSession, runTurnAnswering } from "./harness.ts"
 
 /** Nothing on it: the agent finds pedelec-cli only through Core's binDir, and node only through the shim. */
 const NO_NODE_PATH = "/nonexistent-pedelec-path"

@@ -11,9 +11,6 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
-import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
-import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
 import {
   coreForFile,
   desktopClient,
@@ -25,7 +22,10 @@ import {
   runTurnAnswering,
   startCore,
   stopCore
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
+import * as Effect from "effect/Effect"
+import { afterAll, beforeAll } from "vitest"
 
 const core = coreForFile()
 let server: ModelServer

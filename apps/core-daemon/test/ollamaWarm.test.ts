@@ -7,10 +7,6 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
-import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
-import { userTextsOf } from "@pedelec/test-kit/model-server/RequestLog"
-import * as Effect from "effect/Effect"
-import { afterAll, beforeAll } from "vitest"
 import {
   completionOf,
   coreForFile,
@@ -22,7 +18,11 @@ import {
   runTurnAnswering,
   sessionProcesses,
   waitUntil
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import { type ModelServer, startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
+import { userTextsOf } from "@pedelec/test-kit/model-server/RequestLog"
+import * as Effect from "effect/Effect"
+import { afterAll, beforeAll } from "vitest"
 
 const core = coreForFile()
 let server: ModelServer

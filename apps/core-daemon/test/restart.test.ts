@@ -6,8 +6,6 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import { script } from "@pedelec/providers/scripted/Script"
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import {
   collectEvents,
   exists,
@@ -25,7 +23,9 @@ import {
   startCore,
   stopCore,
   waitUntil
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 const tools: ToolsManifest = [
   { name: "wait", description: "Waits for the page.", argsSchema: { type: "object", properties: {} } }

@@ -7,8 +7,6 @@ import type { SessionId } from "@pedelec/contracts/Ids"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
-import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import {
   agentClient,
   coreForFile,
@@ -18,7 +16,9 @@ import {
   OTHER_ORIGIN,
   runCli,
   sessionWithAgent
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 
 const core = coreForFile()
 

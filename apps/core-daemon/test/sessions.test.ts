@@ -3,8 +3,17 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
+import {
+  collectEvents,
+  coreForFile,
+  exists,
+  failureCode,
+  hostClient,
+  isStatus,
+  isType,
+  ORIGIN
+} from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
-import { collectEvents, coreForFile, exists, failureCode, hostClient, isStatus, isType, ORIGIN } from "./harness.ts"
 
 /** Scaled down from SPEC's 10 s so a lease runs out within the test. */
 const LEASE_MS = 2_000

@@ -6,7 +6,6 @@ import { readdir, readFile } from "node:fs/promises"
 import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { DEFAULT_SITE_POLICY } from "@pedelec/contracts/SitePolicy"
-import * as Effect from "effect/Effect"
 import {
   coreForFile,
   desktopClient,
@@ -19,7 +18,8 @@ import {
   startCore,
   stopCore,
   tempDir
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
 
 const core = coreForFile()
 

@@ -7,9 +7,9 @@ import type { SessionId } from "@pedelec/contracts/Ids"
 import { type Crossing, TextRuns } from "@pedelec/contracts/link/TextRuns"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
+import { coreForFile, hostClient, ORIGIN } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { coreForFile, hostClient, ORIGIN } from "./harness.ts"
 
 const core = coreForFile()
 

@@ -5,7 +5,6 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import { script } from "@pedelec/providers/scripted/Script"
-import * as Effect from "effect/Effect"
 import {
   chatOf,
   cliLineOf,
@@ -21,7 +20,8 @@ import {
   sessionProcesses,
   type ToolCall,
   waitUntil
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
 
 /** The owner grace is short here so that its test need not wait Core's default 10 s. */
 const OWNER_GRACE_MS = 2_000

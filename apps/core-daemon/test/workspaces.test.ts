@@ -7,7 +7,6 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import { script } from "@pedelec/providers/scripted/Script"
-import * as Effect from "effect/Effect"
 import {
   coreForFile,
   exists,
@@ -18,7 +17,8 @@ import {
   removeHome,
   runTurnAnswering,
   tempDir
-} from "./harness.ts"
+} from "@pedelec/test-kit/core/Harness"
+import * as Effect from "effect/Effect"
 
 const core = coreForFile()
 

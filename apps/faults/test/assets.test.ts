@@ -24,7 +24,7 @@ import {
   startCore,
   stopCore,
   tempDir
-} from "@pedelec/core-daemon/test/harness"
+} from "@pedelec/test-kit/core/Harness"
 import { isContractsCode } from "@pedelec/test-kit/faults/Codes"
 import { casesOf, faultSeed } from "@pedelec/test-kit/faults/Hostile"
 import * as Effect from "effect/Effect"

@@ -9,7 +9,7 @@
 import { mkdir } from "node:fs/promises"
 import path from "node:path"
 import { parseArgs } from "@pedelec/cli/src/Args"
-import { removeHome, runCli, startCore, stopCore } from "@pedelec/core-daemon/test/harness"
+import { removeHome, runCli, startCore, stopCore } from "@pedelec/test-kit/core/Harness"
 import { casesOf, deepText, faultSeed, hostileValue, safeStringify } from "@pedelec/test-kit/faults/Hostile"
 import fc from "fast-check"
 import { afterAll, beforeAll, expect, test } from "vitest"

@@ -11,7 +11,7 @@
 import { HelloRpcs, HostRpcs } from "@pedelec/contracts/node/CoreLink"
 import { DesktopRpcs } from "@pedelec/contracts/node/DesktopRole"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Protocol"
-import { removeHome, startCore, stopCore } from "@pedelec/core-daemon/test/harness"
+import { removeHome, startCore, stopCore } from "@pedelec/test-kit/core/Harness"
 import { casesOf, faultSeed, hostileBytes, hostileValue, safeStringify } from "@pedelec/test-kit/faults/Hostile"
 import { paramsFor } from "@pedelec/test-kit/faults/Plausible"
 import { failureOfExit, proofOf, type RawConnection, rawConnect } from "@pedelec/test-kit/faults/RawIpc"

@@ -7,6 +7,7 @@
  */
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
+import { script } from "@pedelec/providers/scripted/Script"
 import {
   collectEvents,
   completionOf,
@@ -20,8 +21,7 @@ import {
   sessionProcesses,
   startCore,
   stopCore
-} from "@pedelec/core-daemon/test/harness"
-import { script } from "@pedelec/providers/scripted/Script"
+} from "@pedelec/test-kit/core/Harness"
 import { casesOf, faultSeed } from "@pedelec/test-kit/faults/Hostile"
 import * as Effect from "effect/Effect"
 import fc from "fast-check"

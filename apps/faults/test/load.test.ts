@@ -10,6 +10,7 @@ import { readFile } from "node:fs/promises"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
+import { script } from "@pedelec/providers/scripted/Script"
 import {
   chatOf,
   cliLinesOf,
@@ -20,8 +21,7 @@ import {
   runTurnAnswering,
   startCore,
   stopCore
-} from "@pedelec/core-daemon/test/harness"
-import { script } from "@pedelec/providers/scripted/Script"
+} from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
 import { expect, test } from "vitest"
 import { record } from "./support/Probe.ts"

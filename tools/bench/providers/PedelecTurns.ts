@@ -8,7 +8,7 @@ import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { SessionId, TurnId } from "@pedelec/contracts/Ids"
 import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import type { ProviderCode } from "@pedelec/contracts/Provider"
-import { completionOf, type Events, ORIGIN, openSession } from "@pedelec/core-daemon/test/harness"
+import { completionOf, type Events, ORIGIN, openSession } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
 import { type HostClient, hostClient } from "../BenchCore.ts"
 

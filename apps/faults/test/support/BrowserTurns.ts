@@ -8,12 +8,12 @@
 import { readdir, readFile } from "node:fs/promises"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, SessionId } from "@pedelec/contracts/Ids"
-import { collectEvents, hostClient } from "@pedelec/core-daemon/test/harness"
 import { approvingIfAsked } from "@pedelec/e2e/src/chain/Browser"
 import type { Chain } from "@pedelec/e2e/src/chain/Chain"
 import { LAYOUT } from "@pedelec/e2e/src/chain/Layout"
 import type { Seen, TurnOutcome } from "@pedelec/e2e/src/page/probe"
 import { liveCore } from "@pedelec/test-kit/core/CoreProcess"
+import { collectEvents, hostClient } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
 import type { Page } from "playwright-core"
 

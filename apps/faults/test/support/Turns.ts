@@ -10,7 +10,7 @@ import path from "node:path"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { SessionId } from "@pedelec/contracts/Ids"
 import type { HostClient } from "@pedelec/core-client/CoreClient"
-import { collectEvents, ORIGIN, sessionProcesses } from "@pedelec/core-daemon/test/harness"
+import { collectEvents, ORIGIN, sessionProcesses } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"
 
 /** What a live Core keeps in `run/`; anything else after a kill is stale. */

@@ -1,6 +1,7 @@
 // A real headless Core for tests: the built `pedelec-core` in a temp PEDELEC_HOME as a child process, the scripted
 // provider enabled, the built pedelec-cli on the agents' PATH, and RPC clients (host, desktop or agent role) over the real
-// socket. Also what the suites need to look at real processes: /proc scans, pid checks, running pedelec-cli.
+// socket. Also what the suites need to look at real processes: /proc scans, pid checks, running pedelec-cli. Shared by
+// core-daemon's suites, apps/faults and the bench, so it lives here rather than in any one app's tests.
 
 import { spawn } from "node:child_process"
 import { lstat, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises"
@@ -15,12 +16,12 @@ import type { ToolOutcome } from "@pedelec/contracts/Tool"
 import { digestOf } from "@pedelec/core/SessionStore/TurnNote"
 import { connectAgent, connectDesktop, connectHost, type HostClient, type Proof } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
-import { BUILT, type CoreProcess, startCoreProcess } from "@pedelec/test-kit/core/CoreProcess"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { afterAll, beforeAll } from "vitest"
+import { BUILT, type CoreProcess, startCoreProcess } from "./CoreProcess.ts"
 
 export const coreBin = BUILT.coreBin
 export const cliBinDir = BUILT.cliBinDir
