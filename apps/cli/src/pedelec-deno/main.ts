@@ -13,14 +13,14 @@ import type { DenoRunPolicy } from "@pedelec/contracts/node/AgentLink"
 import { resolveCorePaths } from "@pedelec/core-client/HomeLayout"
 import packageJson from "../../package.json" with { type: "json" }
 import { capabilityProof, checkSession, endpoint, hello, refused } from "../Agent.ts"
-import { connect } from "../AgentWire.ts"
+import { type Answer, connect } from "../AgentWire.ts"
 import { type Endpoint, garbled } from "../Reach.ts"
 import { HELP, parseArgs } from "./Args.ts"
 import { type Failure, failure, fromRefusal, jsonLine, Refused } from "./Failure.ts"
 import { execute } from "./Run.ts"
 import { denoBinary } from "./Runtime.ts"
-import { findWall } from "./Sandbox.ts"
-import { openCache, trustedHome } from "./Script/GraphCache.ts"
+import { findWall, type Wall } from "./Sandbox.ts"
+import { type GraphCache, openCache, trustedHome } from "./Script/GraphCache.ts"
 import { privateDirs } from "./Script/PrivateDir.ts"
 import { dispose, type Prepared, prepare } from "./Script.ts"
 import { RESOURCE_CAPS } from "./Watchdog.ts"
@@ -41,30 +41,58 @@ const finish = (stdout: string, exit: number): Promise<never> =>
 
 const positiveInt = (u: unknown): u is number => Number.isInteger(u) && (u as number) > 0
 
-/** Core's policy for this session's runs (proving the capability), from the Core at `at`; or why not. */
-const askCore = async (at: Endpoint, sessionId: string, version: string): Promise<DenoRunPolicy | Failure> => {
-  const wire = await connect(at)
-  if ("error" in wire) return fromRefusal(wire)
-  try {
-    const refusedHello = await hello(wire, at, version, sessionId, "deno")
-    if (refusedHello !== undefined) return fromRefusal(refusedHello)
-    const answer = await wire.request("deno.prepare", { sessionId }, capabilityProof())
-    if (answer._tag !== "Success") return fromRefusal(refused(answer, sessionId))
-    const value = answer.value as Partial<Record<keyof DenoRunPolicy, unknown>> | null
-    const { workspace, timeoutMs, outputBytes } = value ?? {}
-    if (typeof workspace !== "string" || !path.isAbsolute(workspace) || !positiveInt(timeoutMs))
-      return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
-    if (!positiveInt(outputBytes)) return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
-    return { workspace, timeoutMs, outputBytes }
-  } finally {
-    wire.close()
-  }
+/** What pedelec-deno finds on this machine: the runtime, the second wall, and the graph cache of Core's home. */
+interface Local {
+  readonly deno: string | Failure
+  readonly wall: Wall
+  readonly cache: GraphCache | undefined
 }
 
 /** Only the home whose Core socket is `socketPath` keeps trusted graphs; any other PEDELEC_HOME gets full checks. */
 const cacheOf = async (socketPath: string) => {
   const home = await trustedHome(resolveCorePaths().home, socketPath)
   return home === undefined ? undefined : openCache(home)
+}
+
+/** Synchronous file system calls all (a few ms): run while Core answers the hello, not before the socket opens. */
+const findLocal = async (socketPath: string | undefined): Promise<Local> => ({
+  deno: await denoBinary(process.env),
+  wall: await findWall(),
+  cache: socketPath === undefined ? undefined : await cacheOf(socketPath)
+})
+
+/** Core's policy for this session's runs (proving the capability), from the Core at `at`; or why not. */
+const askCore = async (
+  at: Endpoint,
+  sessionId: string,
+  version: string
+): Promise<{ readonly policy: DenoRunPolicy | Failure; readonly local: Local }> => {
+  const wire = await connect(at)
+  if ("error" in wire) return { policy: fromRefusal(wire), local: await findLocal(at.socketPath) }
+  try {
+    // Written now; Core's answer is awaited only once the local set-up is done.
+    const greeting = hello(wire, at, version, sessionId, "deno")
+    const local = await findLocal(at.socketPath)
+    const refusedHello = await greeting
+    if (refusedHello !== undefined) return { policy: fromRefusal(refusedHello), local }
+    return {
+      policy: policyOf(at, sessionId, await wire.request("deno.prepare", { sessionId }, capabilityProof())),
+      local
+    }
+  } finally {
+    wire.close()
+  }
+}
+
+/** `deno.prepare`'s answer read as a run policy, or why not. */
+const policyOf = (at: Endpoint, sessionId: string, answer: Answer): DenoRunPolicy | Failure => {
+  if (answer._tag !== "Success") return fromRefusal(refused(answer, sessionId))
+  const value = answer.value as Partial<Record<keyof DenoRunPolicy, unknown>> | null
+  const { workspace, timeoutMs, outputBytes } = value ?? {}
+  if (typeof workspace !== "string" || !path.isAbsolute(workspace) || !positiveInt(timeoutMs))
+    return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
+  if (!positiveInt(outputBytes)) return fromRefusal(garbled(at, "deno.prepare: not a run policy"))
+  return { workspace, timeoutMs, outputBytes }
 }
 
 const main = async (): Promise<never> => {
@@ -81,15 +109,13 @@ const main = async (): Promise<never> => {
   }
   const refusedSession = checkSession(parsed.threadId, process.env.PEDELEC_SESSION_CAP, "pedelec-deno")
   if (refusedSession !== undefined) return finish(jsonLine(fromRefusal(refusedSession)), refusedSession.exit)
-  // Independent, so at once (Core first: the rest is done while it answers): Core's policy, the runtime on disk, the
-  // second wall, and the graph cache of that Core's home (used only once it has answered).
-  const at = endpoint()
-  const [policy, deno, wall, cache] = await Promise.all([
-    at.then((found) => ("error" in found ? fromRefusal(found) : askCore(found, parsed.threadId, packageJson.version))),
-    denoBinary(process.env),
-    findWall(),
-    at.then((found) => ("error" in found ? undefined : cacheOf(found.socketPath)))
-  ])
+  // Core's policy, and what is on this machine (the graph cache is of that Core's home, used once it has answered).
+  const at = await endpoint()
+  const { policy, local } =
+    "error" in at
+      ? { policy: fromRefusal(at), local: await findLocal(undefined) }
+      : await askCore(at, parsed.threadId, packageJson.version)
+  const { deno, wall, cache } = local
   if (isFailure(deno)) return finish(jsonLine(deno), deno.exit)
   if (isFailure(policy)) return finish(jsonLine(policy), policy.exit)
 
