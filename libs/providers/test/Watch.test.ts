@@ -1,6 +1,7 @@
 /**
  * AgentProcess/Watch with real processes: the periodic look keeps a setsid grandchild known after its parent is
- * gone, and reads only the watched trees, never a stranger's process (Linux, where the children files exist).
+ * gone, reads only the watched trees, never a stranger's process (Linux, where the children files exist), and yet
+ * finds, by its whole-table look every 5 s, a process that kept the agent's group but lost its parent before any look.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
@@ -82,6 +83,34 @@ describe("the periodic look", () => {
         [process.pid, watched.pid!]
       )
       assert.isFalse(table.some((row) => row.pid === stranger.pid || row.pid === process.pid))
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("finds a process that kept the group but was orphaned before any look, within the whole-table period", () =>
+    Effect.gen(function* () {
+      const pidFile = path.join(yield* tempDir("watch-stranger"), "orphan.pid")
+      const orphan = `require('fs').writeFileSync(${JSON.stringify(pidFile)},String(process.pid));setInterval(()=>{},1e9)`
+      // The middle starts the orphan in the agent's group (not detached) and exits: no parent link ever leads to it.
+      const middle = `require('child_process').spawn(process.execPath,['-e',${JSON.stringify(orphan)}],{stdio:'ignore'}).unref()`
+      const leader = yield* agent(
+        `require('child_process').spawn(process.execPath,['-e',${JSON.stringify(middle)}],{stdio:'ignore'});setInterval(()=>{},1e9)`
+      )
+      const orphaned = yield* waitFor(
+        "the orphan, its parent gone",
+        Effect.map(ProcessTree.snapshot, (table) => {
+          const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) : Number.NaN
+          const row = table.find((info) => info.pid === pid)
+          const middleGone = !table.some((info) => info.ppid === leader.pid && !info.state.startsWith("Z"))
+          return row !== undefined && row.pgid === leader.pid && middleGone ? pid : undefined
+        })
+      )
+      const seen = yield* seenOf(leader.pid!)
+      yield* watch(seen)
+      yield* waitFor(
+        "the orphan among the seen",
+        Effect.sync(() => (pids(seen).includes(orphaned) ? true : undefined)),
+        8_000
+      )
     }).pipe(Effect.scoped)
   )
 })

@@ -12,8 +12,10 @@
  * Core's main thread, was still ~12 % of a loaded Core's CPU (issue 15), 4–25 ms a look; a walk down from what was
  * seen costs what the agents run, not what the machine runs (~200 processes on the machine: 0.45 ms of CPU a look
  * at one agent's 4 processes where the whole table took 6.3 ms; eight agents' 32, 2.2 ms where it took 5.3 ms, as
- * every thread of a process has a children file to read). It finds no stranger of a seen group (a child that kept
- * the CLI's group but lost its parent before any look): release and treeAlive look at the whole table for that.
+ * every thread of a process has a children file to read). A walk finds no stranger of a seen group (a child that kept
+ * the CLI's group but lost its parent before any look saw it), so every FULL_EVERY-th look reads the whole table,
+ * which finds it by its group (release and treeAlive always do): one that then leaves the group as well is still
+ * known, unless it does both within one such period. That costs the whole table's 4–25 ms once every 5 s.
  *
  * The scanner is shared by the whole process, not by one AgentProcess layer: adapters build that layer per session.
  */
@@ -26,15 +28,25 @@ import { type Seen, update } from "./Descendants.ts"
 /** How stale an agent's knowledge may get: a child orphaned and escaped between two looks is lost. */
 const INTERVAL_MS = 200
 
+/** Every how many looks the whole table is read, for a group's strangers (5 s at INTERVAL_MS). */
+const FULL_EVERY = 25
+
 /** The Seen sets of every agent alive in this process. */
 const watched = new Set<Seen>()
+
+/** Looks since the last one at the whole table. */
+let looksSinceFull = 0
 
 /** The table one look needs: the trees below every process any agent has seen, walked once for all of them. */
 export const lookTable = (seens: Iterable<Seen>) =>
   Effect.suspend(() => ProcessTree.treesOf([...seens].flatMap((seen) => [...seen.values()].map((r) => r.pid))))
 
-const lookAtAll = Effect.map(lookTable(watched), (table) => {
-  for (const seen of watched) update(seen, table)
+const lookAtAll = Effect.suspend(() => {
+  looksSinceFull = (looksSinceFull + 1) % FULL_EVERY
+  const table = looksSinceFull === 0 ? ProcessTree.snapshot : lookTable(watched)
+  return Effect.map(table, (rows) => {
+    for (const seen of watched) update(seen, rows)
+  })
 })
 
 const scanning = Effect.forever(Effect.andThen(Effect.sleep(INTERVAL_MS), lookAtAll), { disableYield: true })
