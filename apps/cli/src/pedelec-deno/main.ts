@@ -54,7 +54,7 @@ const cacheOf = async (socketPath: string) => {
   return home === undefined ? undefined : openCache(home)
 }
 
-/** Synchronous file system calls all (a few ms): run while Core answers the hello, not before the socket opens. */
+/** Synchronous file system calls all (a few ms): with a Core, askCore makes them while it answers instead. */
 const findLocal = async (socketPath: string | undefined): Promise<Local> => ({
   deno: await denoBinary(process.env),
   wall: await findWall(),
@@ -70,15 +70,16 @@ const askCore = async (
   const wire = await connect(at)
   if ("error" in wire) return { policy: fromRefusal(wire), local: await findLocal(at.socketPath) }
   try {
-    // Written now; Core's answer is awaited only once the local set-up is done.
+    // Each request is written first and awaited last: the local set-up runs while Core answers it.
     const greeting = hello(wire, at, version, sessionId, "deno")
-    const local = await findLocal(at.socketPath)
+    const deno = await denoBinary(process.env)
+    const wall = await findWall()
     const refusedHello = await greeting
-    if (refusedHello !== undefined) return { policy: fromRefusal(refusedHello), local }
-    return {
-      policy: policyOf(at, sessionId, await wire.request("deno.prepare", { sessionId }, capabilityProof())),
-      local
-    }
+    if (refusedHello !== undefined)
+      return { policy: fromRefusal(refusedHello), local: { deno, wall, cache: undefined } }
+    const asked = wire.request("deno.prepare", { sessionId }, capabilityProof())
+    const cache = await cacheOf(at.socketPath)
+    return { policy: policyOf(at, sessionId, await asked), local: { deno, wall, cache } }
   } finally {
     wire.close()
   }
