@@ -2,7 +2,8 @@
 // unauthenticated long lines cost Core little and are cut off, idle sockets close at the hello deadline, no more than
 // MAX_UNGREETED wait at once, a request before the hello is refused with a code, a failed hello closes the
 // connection, and a payload that does not decode or a tag Core does not have is a coded failure, never a Die; a
-// stream's chunks do not wait for the client's Acks.
+// stream's chunks do not wait for the client's Acks, and many streams held back by a client that does not read wait
+// their turn to write, not as listeners piling up on the socket.
 
 import { readFile } from "node:fs/promises"
 import net from "node:net"
@@ -26,6 +27,9 @@ interface Raw {
   readonly next: (timeoutMs?: number) => Promise<Record<string, unknown>>
   readonly closed: (timeoutMs?: number) => Promise<boolean>
   readonly destroy: () => void
+  /** Stops reading the socket (what Core writes piles up in its buffers), and reads on again. */
+  readonly pause: () => void
+  readonly resume: () => void
 }
 
 /** A socket to Core that records every line it gets and when it closed. */
@@ -61,7 +65,9 @@ const raw = (): Promise<Raw> =>
       next: (timeoutMs = 10_000) =>
         until(() => handle.lines[taken] && handle.lines[taken++], timeoutMs, { _tag: "none within the timeout" }),
       closed: (timeoutMs = 10_000) => until(() => (handle.closedAt === undefined ? undefined : true), timeoutMs, false),
-      destroy: () => socket.destroy()
+      destroy: () => socket.destroy(),
+      pause: () => socket.pause(),
+      resume: () => socket.resume()
     }
     socket.on("data", (chunk) => {
       buffered += chunk.toString("utf8")
@@ -200,12 +206,52 @@ describe("Core IPC bounds", () => {
     // Each event of the turn is published on its own (the agent's lines come one by one), so they span chunks; with
     // Acks awaited, Core would send the first chunk and then nothing more to this client.
     const types: Array<string> = []
-    for (let line = await socket.next(); !types.includes("turn_completed"); line = await socket.next()) {
+    while (!types.includes("turn_completed")) {
+      const line = await socket.next()
       if (line._tag === "none within the timeout") break
       if (line._tag === "Chunk") types.push(...(line.values as Array<{ type: string }>).map((event) => event.type))
     }
     assert.include(types, "turn_completed", `events seen without an Ack: ${types.join(", ")}`)
     socket.write(request("5", "session.end", { origin, sessionId }, proven()))
+    socket.destroy()
+  })
+
+  it("a client that stops reading holds back its streams' writes one at a time: no listener pile-up, nothing lost", async () => {
+    const origin = "http://127.0.0.1:5173"
+    const SESSIONS = 12
+    const socket = await raw()
+    socket.write(hello("1"))
+    assert.strictEqual(codeOf(await socket.next()), "Success")
+    const input = { provider: "scripted", autoEndOnDisconnect: false }
+    const sessionIds: Array<string> = []
+    for (let i = 0; i < SESSIONS; i++) {
+      socket.write(request(`c${i}`, "session.create", { origin, input }, proven()))
+      const created = await socket.next()
+      assert.strictEqual(codeOf(created), "Success", JSON.stringify(created))
+      sessionIds.push((created.exit as { value: { sessionId: string } }).value.sessionId)
+    }
+    const subscribe = { afterSeq: 0, claimTools: false }
+    for (const [i, sessionId] of sessionIds.entries())
+      socket.write(request(`s${i}`, "session.subscribe", { origin, sessionId, ...subscribe }, proven()))
+    socket.pause()
+    // 12 turns of 8 deltas of 64 KB: far more than the socket's buffers hold while nobody reads.
+    const text = script(...Array.from({ length: 8 }, () => `delta ${"d".repeat(64 * 1024)}`))
+    for (const [i, sessionId] of sessionIds.entries())
+      socket.write(request(`t${i}`, "session.send_text", { origin, sessionId, text }, proven()))
+    await new Promise((resolve) => setTimeout(resolve, 2_000))
+    socket.resume()
+    const completed = new Set<string>()
+    while (completed.size < SESSIONS) {
+      const line = await socket.next()
+      if (line._tag === "none within the timeout") break
+      if (line._tag !== "Chunk") continue
+      for (const event of line.values as Array<{ type: string; sessionId: string }>)
+        if (event.type === "turn_completed") completed.add(event.sessionId)
+    }
+    assert.strictEqual(completed.size, SESSIONS, "every stream's turn reached the client")
+    assert.notInclude(core.stderr(), "MaxListenersExceededWarning")
+    for (const [i, sessionId] of sessionIds.entries())
+      socket.write(request(`e${i}`, "session.end", { origin, sessionId }, proven()))
     socket.destroy()
   })
 })

@@ -22,6 +22,7 @@ import type { Rpc } from "effect/rpc"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import type { FromClientEncoded, FromServerEncoded, RequestEncoded } from "effect/rpc/RpcMessage"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import type * as Socket from "effect/socket/Socket"
 import * as SocketServer from "effect/socket/SocketServer"
 import { CoreConfig } from "../CoreConfig.ts"
@@ -185,9 +186,13 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
   const id = shared.nextId++
   const parser = shared.serialization.makeUnsafe()
   const writer = yield* socket.writer
+  // One write at a time waits for the socket to drain: the others wait here, each with its encoded line, rather
+  // than as one more drain/error/close listener set on the socket each (100 sessions' streams on one connection,
+  // unpaced by Acks, passed Node's 10 and it warned of a leak on Core's stderr).
+  const draining = yield* Semaphore.make(1)
   const write = (response: FromServerEncoded) => {
     const encoded = parser.encode(response)
-    return encoded === undefined ? Effect.void : Effect.ignore(writer.write(encoded))
+    return encoded === undefined ? Effect.void : draining.withPermits(1)(Effect.ignore(writer.write(encoded)))
   }
   if (shared.ungreeted.size >= MAX_UNGREETED) yield* evictOldest(shared)
   const gate: Gate = {
