@@ -8,15 +8,18 @@ import { lstat, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promise
 import os from "node:os"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
+import { NodeFileSystem } from "@effect/platform-node"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, SessionId, TurnId } from "@pedelec/contracts/Ids"
 import type { CoreRuntimeInfo } from "@pedelec/contracts/node/CoreLink"
 import type { CreateSessionInput } from "@pedelec/contracts/Session"
 import type { ToolOutcome } from "@pedelec/contracts/Tool"
-import { digestOf } from "@pedelec/core/SessionStore/TurnNote"
+import type { SessionRecord } from "@pedelec/core/SessionStore"
+import { digestOf, withNote } from "@pedelec/core/SessionStore/TurnNote"
 import { connectAgent, connectDesktop, connectHost, type HostClient, type Proof } from "@pedelec/core-client/CoreClient"
 import { script } from "@pedelec/providers/scripted/Script"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Queue from "effect/Queue"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -392,19 +395,11 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>)
     child.on("close", (code) => resolve({ code, stdout }))
   })
 
-/** A session's record file as a restarted Core reads it: with its turn note's processes, if the note applies. */
+/** A session's record file as a restarted Core reads it: with its turn note applied, when the note is over that text. */
 export const sessionRecord = async (home: string, sessionId: string) => {
   const file = path.join(home, "sessions", `${sessionId}.json`)
   const text = await readFile(file, "utf8")
-  const record = JSON.parse(text) as {
-    readonly state: string
-    readonly processes: ReadonlyArray<{ readonly pid: number }>
-  }
-  const note = await readFile(`${file}.turn`, "utf8").then(
-    (noted) => JSON.parse(noted) as { over?: string; processes?: ReadonlyArray<{ readonly pid: number }> },
-    () => undefined
-  )
-  return note?.over === digestOf(text) && note.processes !== undefined
-    ? { ...record, processes: note.processes }
-    : record
+  const record = JSON.parse(text) as SessionRecord
+  const read = Effect.flatMap(FileSystem.FileSystem, (fs) => withNote(fs, file, record, digestOf(text)))
+  return Effect.runPromise(read.pipe(Effect.provide(NodeFileSystem.layer)))
 }
