@@ -1,9 +1,9 @@
 // The suites' side of the chain: one Chain per test file (started before its cases, closed after them, with the
-// native host's log and Core's stderr printed when a case failed), the parsing
-// of the lines it prints for each `call`, and /proc lookups of a session's processes.
-import { readdir, readFile } from "node:fs/promises"
+// native host's log and Core's stderr printed when a case failed), the parsing of the lines it prints for each
+// `call`, and a session's record on disk. Waiting and /proc lookups are test-kit's (core/Harness).
+import { readFile } from "node:fs/promises"
 import path from "node:path"
-import { setTimeout as sleep } from "node:timers/promises"
+import { waitUntil as waitUntilIn } from "@pedelec/test-kit/core/Harness"
 import type { Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll } from "vitest"
 import { approving } from "../src/chain/Browser.ts"
@@ -81,36 +81,9 @@ export const cliLines = (chats: ReadonlyArray<string>, tool: string): Array<CliL
       }
     })
 
-/** Polls until `check` holds; fails naming `what` (and the last value) after `timeoutMs`. */
-export const waitUntil = async <A>(
-  what: string,
-  probe: () => Promise<A>,
-  check: (value: A) => boolean,
-  timeoutMs = 15_000
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  while (true) {
-    const value = await probe()
-    if (check(value)) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`)
-    await sleep(100)
-  }
-}
-
-/** Pids of live (non-zombie) processes whose environment says PEDELEC_THREAD_ID=<sessionId>: agent, cli, … */
-export const sessionProcesses = async (sessionId: string): Promise<Array<number>> => {
-  const marker = `PEDELEC_THREAD_ID=${sessionId}`
-  const pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name))
-  const found = await Promise.all(
-    pids.map(async (pid) => {
-      const environ = await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")
-      if (!environ.split("\0").includes(marker)) return []
-      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "")
-      return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z") ? [] : [Number(pid)]
-    })
-  )
-  return found.flat()
-}
+/** test-kit's waitUntil with the chain's longer default: a hop through the browser is slower than Core alone. */
+export const waitUntil = <A>(what: string, probe: () => Promise<A>, check: (value: A) => boolean, timeoutMs = 15_000) =>
+  waitUntilIn(what, probe, check, timeoutMs)
 
 /** The session's record as Core persists it (its `state` says whether it ended). */
 export const sessionState = async (home: string, sessionId: string): Promise<string | undefined> => {

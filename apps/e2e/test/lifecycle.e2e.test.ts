@@ -3,8 +3,9 @@
 // lease itself (not ended before it, ended soon after it) without spending 10 s of the suite on waiting.
 
 import { script } from "@pedelec/providers/scripted/Script"
+import { sessionProcesses } from "@pedelec/test-kit/core/Harness"
 import { expect, test } from "vitest"
-import { chainForFile, createApproved, sessionProcesses, sessionState, waitUntil } from "./harness.ts"
+import { chainForFile, createApproved, sessionState, waitUntil } from "./harness.ts"
 
 const LEASE_MS = 2_000
 
