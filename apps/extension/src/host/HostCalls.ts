@@ -1,8 +1,8 @@
 /**
  * HostCalls — the extension's own calls to Core (`session.list` for the options page, `origin.revoke` on
  * revocation): each opens a native port of its own (a native host process), sends its requests (one, or one per
- * params with `callEach`), checks each answer against the method's result Schema and closes the port. Not for page requests (PageConnection forwards those on the page's own port), and
- * never made for an unapproved origin's sake.
+ * params with `callEach`), checks each answer against the method's result Schema and closes the port. Not for page
+ * requests (PageConnection forwards those on the page's own port), and never made for an unapproved origin's sake.
  */
 import type { RequestId } from "@pedelec/contracts/Ids"
 import { type ExtensionMethod, ExtensionMethods, type HostRequest } from "@pedelec/contracts/link/HostLink"
