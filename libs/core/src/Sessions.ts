@@ -57,6 +57,8 @@ export class Sessions extends Context.Service<
     readonly overview: (sessionId?: SessionId) => Effect.Effect<ReadonlyArray<SessionOverview>>
     /** The user ends any origin's live session, as its owner would; not live is `SESSION_NOT_FOUND`. */
     readonly endById: (sessionId: SessionId) => Effect.Effect<void, PedelecError>
+    /** Core's stop: every live session ends as `shutdown`, its processes with it (also when the layer closes). */
+    readonly endAll: Effect.Effect<void>
     /** The live session a capability opens, if any: the agent role's only way in. */
     readonly byCapability: (capability: string) => SessionId | undefined
     /** The live session of an agent whose capability was checked (CoreAuth); `SESSION_ENDED` once it ends. */
@@ -91,6 +93,24 @@ const endById = Effect.fn("Sessions.endById")(function* (
   }
   yield* endNow(running, "requested")
 })
+
+/** An agent's session while it is live and not ending; `SESSION_ENDED` after. */
+const liveSession = Effect.fnUntraced(function* (index: LiveIndex, sessionId: SessionId) {
+  const session = index.bySession.get(sessionId)
+  if (session === undefined || (yield* isEnding(session))) {
+    return yield* Effect.fail(sessionError("SESSION_ENDED", sessionId))
+  }
+  return session
+})
+
+/** Core's stop: every live session at once, as `shutdown`. */
+const endEveryone = (index: LiveIndex, endNow: (session: Session, reason: EndReason) => Effect.Effect<void>) =>
+  Effect.suspend(() =>
+    Effect.forEach([...index.bySession.values()], (session) => endNow(session, "shutdown"), {
+      concurrency: "unbounded",
+      discard: true
+    })
+  )
 
 const make = Effect.gen(function* () {
   const context = Context.pick(...sessionDeps)(yield* Effect.context<SessionDeps>())
@@ -158,13 +178,9 @@ const make = Effect.gen(function* () {
     return { ended: owned.length }
   })
 
-  // On shutdown (SIGTERM) every live session ends and its processes die with it (before the RcMap closes).
-  yield* Effect.addFinalizer(() =>
-    Effect.forEach([...index.bySession.values()], (session) => endNow(session, "shutdown"), {
-      concurrency: "unbounded",
-      discard: true
-    })
-  )
+  const endAll = endEveryone(index, endNow)
+  // Before the RcMap closes; CoreServer's stop has usually ended them already, this ends any opened since.
+  yield* Effect.addFinalizer(() => endAll)
 
   return Sessions.of({
     create,
@@ -180,15 +196,9 @@ const make = Effect.gen(function* () {
     revokeOrigin,
     overview,
     endById: (sessionId) => endById(index, endNow, sessionId),
+    endAll,
     byCapability: (capability) => index.byCapability.get(capability as SessionCapability),
-    live: (sessionId) =>
-      Effect.gen(function* () {
-        const session = index.bySession.get(sessionId)
-        if (session === undefined || (yield* isEnding(session))) {
-          return yield* Effect.fail(sessionError("SESSION_ENDED", sessionId))
-        }
-        return session
-      }),
+    live: (sessionId) => liveSession(index, sessionId),
     access
   })
 })
