@@ -139,7 +139,12 @@ const makeFolder = Effect.fnUntraced(function* ({ fs, paths }: Records) {
   yield* fs.chmod(paths.sessionsDir, DIR_MODE)
 })
 
-const writeRecord = Effect.fnUntraced(function* (records: Records, valid: SessionRecord) {
+/**
+ * `given` is the record as the caller holds it, `valid` its decoded copy (the schema's key order): what a note may
+ * not change is remembered in the caller's order, which its next save keeps (a spread), and a field added after the
+ * record was made (`providerSessionId`, a warm agent's first turn) does not make every later turn a whole write.
+ */
+const writeRecord = Effect.fnUntraced(function* (records: Records, valid: SessionRecord, given: SessionRecord) {
   const { sessionId } = valid
   const text = `${JSON.stringify(valid)}\n`
   const atomic = (syncDirectory: boolean) =>
@@ -153,7 +158,7 @@ const writeRecord = Effect.fnUntraced(function* (records: Records, valid: Sessio
       Effect.catchReason("PlatformError", "NotFound", () => Effect.andThen(makeFolder(records), atomic(true)))
     )
   }).pipe(orStorageFailure("writing a session record"))
-  records.onDisk.set(sessionId, { digest: digestOf(text), rest: turnStateless(valid) })
+  records.onDisk.set(sessionId, { digest: digestOf(text), rest: turnStateless(given) })
   dropNote(fileOf(records, sessionId))
 })
 
@@ -171,7 +176,7 @@ const write = Effect.fnUntraced(function* (records: Records, record: SessionReco
     if (noted) return
   }
   const valid = yield* Schema.decodeUnknownEffect(SessionRecord)(record, strict).pipe(Effect.orDie)
-  yield* writeRecord(records, valid)
+  yield* writeRecord(records, valid, record)
 })
 
 const read = Effect.fnUntraced(function* (records: Records, sessionId: SessionId) {

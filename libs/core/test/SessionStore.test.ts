@@ -238,6 +238,25 @@ describe("SessionStore", () => {
     )
   )
 
+  it.effect("a field added after the record was made (a warm agent's conversation) leaves later turns to notes", () =>
+    withStore((dir) =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const record = recordFor(mintSessionId())
+        const file = path.join(dir, `${record.sessionId}.json`)
+        yield* store.save(record)
+        // As Sessions/Turns notes a provider session: spread, so the new key comes last, not in the schema's place.
+        const named = { ...record, providerSessionId: "conversation-1", promptInjected: true }
+        yield* store.save(named)
+        const before = yield* io(() => stat(file))
+        yield* store.save({ ...named, activeTurn: { turnId: mintTurnId(), kind: "user" as const }, lastSeq: 7 })
+        const after = yield* io(() => stat(file))
+        assert.strictEqual(after.ino, before.ino)
+        assert.strictEqual(after.mtimeMs, before.mtimeMs)
+      })
+    )
+  )
+
   it.effect("a turn state no record could hold is refused as a whole record would be, and nothing is written", () =>
     withStore((_dir, home) =>
       Effect.gen(function* () {
