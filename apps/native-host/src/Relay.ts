@@ -15,7 +15,8 @@ import {
   corePayload,
   EXTENSION_ANSWERS,
   HOST_LIMITS,
-  type HostSubscribeParams
+  type HostSubscribeParams,
+  type HostToExtension
 } from "@pedelec/contracts/link/HostLink"
 import type { Crossing } from "@pedelec/contracts/link/TextRuns"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -77,12 +78,14 @@ const callCore = <M extends CoreCallMethod>(client: HostClient, call: CallOf<M>)
  * One event of subscription `id`, as it came from Core: a ref Core sent (the extension asked for refs) goes on as it
  * is, since the extension's runs of this subscription are fed the same crossings as Core's, in the same order.
  */
-const sendCrossing = (ends: Ends, id: RequestId) => (crossing: Crossing) => {
-  // `kind`, then `subscription`: the extension reads whom a message it lost was for from its head (peekHead).
-  if (crossing.kind === "event") return ends.port.send({ kind: "event", subscription: id, event: crossing.event })
-  const { fromSeq, toSeq } = crossing
-  return ends.port.send({ kind: "text_ref", subscription: id, event: crossing.event, fromSeq, toSeq })
-}
+const toExtension =
+  (id: RequestId) =>
+  (crossing: Crossing): HostToExtension => {
+    // `kind`, then `subscription`: the extension reads whom a message it lost was for from its head (peekHead).
+    if (crossing.kind === "event") return { kind: "event", subscription: id, event: crossing.event }
+    const { fromSeq, toSeq } = crossing
+    return { kind: "text_ref", subscription: id, event: crossing.event, fromSeq, toSeq }
+  }
 
 /** Core's stream of the subscription: with refs where the extension reads them, else every text whole. */
 const coreStream = (client: HostClient, origin: Origin, params: HostSubscribeParams, textRefs: boolean) =>
@@ -107,7 +110,8 @@ const subscribe = Effect.fn("Relay.subscribe")(function* (
   if (access._tag === "Failure") return yield* answer(ends, id, Effect.failCause(access.cause))
   yield* answer(ends, id, Effect.succeed({}))
   const ended = yield* coreStream(client, origin, params, textRefs).pipe(
-    Stream.runForEach(sendCrossing(ends, id)),
+    // The events Core sent together (a tool call's result and the status after it) go out in one stdout write.
+    Stream.runForEachArray((crossings) => ends.port.sendAll(crossings.map(toExtension(id)))),
     Effect.exit
   )
   const error = ended._tag === "Failure" ? Cause.squash(ended.cause) : undefined

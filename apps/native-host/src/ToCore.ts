@@ -69,7 +69,7 @@ export class ToCore extends Context.Service<
         return yield* Effect.fail(unavailable(`Core (pid ${info.pid}) could not be reached on ${info.socketPath}`))
       })
 
-      const client = connecting.withPermits(1)(
+      const connectOnce = connecting.withPermits(1)(
         Effect.suspend(() =>
           connected !== undefined
             ? Effect.succeed(connected)
@@ -82,6 +82,8 @@ export class ToCore extends Context.Service<
               )
         )
       )
+      // Once connected, no permit: every request and tool call result asks for the client.
+      const client = Effect.suspend(() => (connected !== undefined ? Effect.succeed(connected) : connectOnce))
       return ToCore.of({ client })
     })
   )
