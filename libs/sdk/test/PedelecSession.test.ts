@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { defineTool, Pedelec, type PedelecError } from "../src/index.ts"
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
+import { defineTool, Pedelec, PedelecError } from "../src/index.ts"
 import {
   events,
   FakeExtension,
@@ -210,6 +210,26 @@ describe("tool calls", () => {
     await tick(10)
     expect([runs, reasons]).toEqual([["call0001"], ["the call was answered elsewhere"]])
     expect(submitted()).toEqual([])
+  })
+
+  it("makes no error for the result of a call that finished here (every call's result comes back to its page)", async () => {
+    const { session } = await open()
+    session.onTool("count", () => 1)
+    chrome.port.event(offeredTo(myClaimant(), "call0001"))
+    await tick(10)
+    expect(submitted()).toHaveLength(1)
+    const made = vi.spyOn(PedelecError, "fromCode")
+    try {
+      chrome.port.event({
+        ...events.toolCall(TURN, "call0001", "count"),
+        type: "tool_result",
+        outcome: { ok: true, result: 1 }
+      } as never)
+      chrome.port.event({ ...events.toolCancelled(TURN, "call0001"), reason: "TOOL_TIMEOUT" } as never)
+      expect(made).not.toHaveBeenCalled()
+    } finally {
+      made.mockRestore()
+    }
   })
 
   it("picks the named handler, then the inline one, then the generic one, then TOOL_HANDLER_NOT_FOUND", async () => {

@@ -239,11 +239,11 @@ export class PedelecSession<ToolName extends string = string> {
         this.#offered(event, ctx)
         return
       case "tool_call_cancelled":
-        this.#calls.abort(event.toolCallId, PedelecError.fromCode(event.reason, "core"))
+        this.#calls.abort(event.toolCallId, () => PedelecError.fromCode(event.reason, "core"))
         return
       case "tool_result":
         // Answered elsewhere (the claim moved on): a handler still running here must stop.
-        this.#calls.abort(event.toolCallId, cancelledHere(event.tool, "the call was answered elsewhere"))
+        this.#calls.abort(event.toolCallId, () => cancelledHere(event.tool, "the call was answered elsewhere"))
         return
       case "turn_completed": {
         const { turnId, turnKind, reason, text } = event

@@ -88,9 +88,12 @@ export class ToolCalls {
     return runHandler(ctx.tool, (c) => handler(args, c), ctx)
   }
 
-  /** Core cancelled the call, or answered it from another tab: a handler still running here must stop. */
-  abort(toolCallId: string, error: PedelecError): void {
-    this.#running.get(toolCallId)?.abort(error)
+  /**
+   * Core cancelled the call, or answered it from another tab: a handler still running here must stop. The error is
+   * made only then: every call's own result comes by here too, and an Error's stack trace is the dearest part of it.
+   */
+  abort(toolCallId: string, error: () => PedelecError): void {
+    this.#running.get(toolCallId)?.abort(error())
     this.#unsent.delete(toolCallId)
   }
 
