@@ -45,8 +45,19 @@ const proofHeaders = (proof: Proof) => {
   return proven
 }
 
+/**
+ * effect/rpc's socket protocol without Acks: Core paces a stream by its socket, not by Acks (CoreServer/HelloGate
+ * drops them), so an Ack per chunk was a write here and a wake-up and a parse in Core for nothing (every event of a
+ * turn, four per tool call). A stream this client reads slowly still holds Core back: its buffer is bounded and a
+ * full one stops reading the socket.
+ */
+const withoutAcks = Layer.effect(
+  RpcClient.Protocol,
+  Effect.map(RpcClient.makeProtocolSocket(), (socketProtocol) => ({ ...socketProtocol, supportsAck: false }))
+)
+
 const protocol = (info: CoreRuntimeInfo, options: ConnectOptions) =>
-  RpcClient.layerProtocolSocket().pipe(
+  withoutAcks.pipe(
     // makeNet dials lazily and cannot fail here; layerNet's type would say it can.
     Layer.provide(
       Layer.effect(

@@ -1,17 +1,23 @@
 // connectHost over a real Unix socket, against a server that answers only the hello (what every role starts with):
 // the hello it sends, a welcome of another protocol refused with a code, and a socket nobody serves. What Core does
-// with the proof is the Core suites' business (apps/core-daemon/test/security.test.ts).
+// with the proof is the Core suites' business (apps/core-daemon/test/security.test.ts). And a stream read without
+// Acks, against a raw-socket stand-in that records what the client writes.
+import { randomBytes } from "node:crypto"
 import { mkdtemp, rm } from "node:fs/promises"
+import net from "node:net"
 import os from "node:os"
 import path from "node:path"
+import { createInterface } from "node:readline"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import type { Origin, SessionId } from "@pedelec/contracts/Ids"
 import { type CoreRuntimeInfo, HelloRpcs } from "@pedelec/contracts/node/CoreLink"
 import type { Hello } from "@pedelec/contracts/Protocol"
 import { PROTOCOL_VERSION } from "@pedelec/contracts/Wire"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as RpcServer from "effect/rpc/RpcServer"
+import * as Stream from "effect/Stream"
 import { connectHost } from "../src/CoreClient.ts"
 import { layerNdjson } from "../src/Ndjson.ts"
 
@@ -85,6 +91,68 @@ describe("connectHost", () => {
       assert.strictEqual(error._tag, "RpcClientError")
       if (error._tag !== "RpcClientError") return
       assert.strictEqual(error.reason._tag, "SocketOpenError")
+    }).pipe(Effect.scoped)
+  )
+})
+
+/**
+ * A Core stand-in on a raw socket: welcomes the hello, answers `session.subscribe` with `events` as one chunk each,
+ * and keeps every line the client wrote (what the test checks: no Acks, Core drops them).
+ */
+const streamingServer = (name: string, events: ReadonlyArray<unknown>, lines: Array<Record<string, unknown>>) =>
+  Effect.acquireRelease(
+    Effect.promise(
+      () =>
+        new Promise<{ info: CoreRuntimeInfo; server: net.Server }>((resolve) => {
+          const socketPath = path.join(dir, `${name}.sock`)
+          const server = net.createServer((socket) => {
+            const send = (message: unknown) => socket.write(`${JSON.stringify(message)}\n`)
+            createInterface({ input: socket }).on("line", (text) => {
+              const line = JSON.parse(text) as Record<string, unknown>
+              lines.push(line)
+              if (line._tag !== "Request") return
+              if (line.tag === "core.hello") {
+                const welcome = { protocolVersion: PROTOCOL_VERSION, coreVersion: "fake", pid: 1 }
+                send({ _tag: "Exit", requestId: line.id, exit: { _tag: "Success", value: welcome } })
+              } else for (const event of events) send({ _tag: "Chunk", requestId: line.id, values: [event] })
+            })
+          })
+          server.listen(socketPath, () => resolve({ info: infoAt(socketPath), server }))
+        })
+    ),
+    ({ server }) => Effect.sync(() => server.close())
+  )
+
+describe("a host client's streams", () => {
+  it.live("take Core's chunks without an Ack for each (Core paces streams by its socket)", () =>
+    Effect.gen(function* () {
+      const sessionId = randomBytes(16).toString("base64url") as SessionId
+      const events = [1, 2, 3].map((seq) => ({
+        type: "status_changed",
+        status: seq % 2 === 0 ? "running" : "idle",
+        previous: seq % 2 === 0 ? "idle" : "running",
+        sessionId,
+        seq,
+        at: seq
+      }))
+      const lines: Array<Record<string, unknown>> = []
+      const { info } = yield* streamingServer("stream", events, lines)
+      const client = yield* connectHost(info, OPTIONS)
+      const origin = "http://127.0.0.1:9" as Origin
+      const got = yield* client["session.subscribe"]({ origin, sessionId, afterSeq: 0, claimTools: false }).pipe(
+        Stream.take(3),
+        Stream.runCollect
+      )
+      assert.deepStrictEqual(
+        got.map((event) => event.seq),
+        [1, 2, 3]
+      )
+      // An Ack would follow its chunk at once: give one time to arrive.
+      yield* Effect.sleep(100)
+      assert.deepStrictEqual(
+        lines.filter((line) => line._tag === "Ack"),
+        []
+      )
     }).pipe(Effect.scoped)
   )
 })
