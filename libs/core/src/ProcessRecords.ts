@@ -81,12 +81,14 @@ export class ProcessRecords extends Context.Service<
       const sweeping = Effect.forever(Effect.andThen(Effect.sleep(RECORD_INTERVAL_MS), pass), { disableYield: true })
       const sweeper = yield* RcRef.make({ acquire: Effect.asVoid(Effect.forkScoped(sweeping)) })
 
+      // What was last written is the record's own list (the turn's start wrote it): no look at the processes on the
+      // way to the turn's prompt, and one that changed since that write is written by the next pass.
       const track = (session: Session) =>
         Effect.gen(function* () {
           yield* RcRef.get(sweeper)
           yield* Effect.acquireRelease(
-            Effect.flatMap(processesOf(session), (processes) =>
-              Effect.sync(() => void tracked.set(session, signatureOf(processes)))
+            Effect.flatMap(Ref.get(session.record), (record) =>
+              Effect.sync(() => void tracked.set(session, signatureOf(record.processes)))
             ),
             () => Effect.sync(() => void tracked.delete(session))
           )
