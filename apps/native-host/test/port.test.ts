@@ -28,7 +28,12 @@ const recordingOutput = () => {
   return { output, writes }
 }
 
-const response = (id: string): HostToExtension => ({ kind: "response", id: id as RequestId, ok: true, result: {} })
+const response = (id: string, result: unknown = {}): HostToExtension => ({
+  kind: "response",
+  id: id as RequestId,
+  ok: true,
+  result
+})
 const ids = (frames: ReadonlyArray<string>) => frames.map((text) => (JSON.parse(text) as { id: string }).id)
 
 const withPort = <A, E>(output: Writable, use: (port: NativePort["Service"]) => Effect.Effect<A, E>) =>
@@ -53,7 +58,7 @@ describe("NativePort writer", () => {
   it.effect("fails a message over the cap with MESSAGE_TOO_LARGE after writing the ones before it", () =>
     Effect.gen(function* () {
       const { output, writes } = recordingOutput()
-      const huge: HostToExtension = { ...response("big"), result: "x".repeat(HOST_LIMITS.maxLogicalMessage + 1) }
+      const huge = response("big", "x".repeat(HOST_LIMITS.maxLogicalMessage + 1))
       const error = yield* withPort(output, (port) => port.sendAll([response("a"), huge, response("b")])).pipe(
         Effect.flip
       )
