@@ -86,12 +86,11 @@ export const waitUntilResume = (native: FakeWorkerPort, count: number) =>
   })
 
 /** A page subscribed to SESSION on an approved origin (reading PageTextRefs if it says so), with its native link. */
-/** `refs`: what the page says it reads (true: PageTextRefs, "chunks": and chunk frames). */
-export const subscribedPage = Effect.fnUntraced(function* (fake: FakeChromeApi, refs: boolean | "chunks" = false) {
+export const subscribedPage = Effect.fnUntraced(function* (fake: FakeChromeApi, textRefs = false) {
   yield* approve(A)
   const page = yield* connect(fake, A)
   const subscribe = request("sub", "session.subscribe", { sessionId: SESSION, afterSeq: 0 })
-  page.emit(refs ? { ...subscribe, textRefs: true, ...(refs === "chunks" && { chunks: true }) } : subscribe)
+  page.emit(textRefs ? { ...subscribe, textRefs } : subscribe)
   yield* waitUntil(() => fake.nativePorts.length === 1, "the native link")
   const native = fake.nativePorts[0]!
   const forwarded = yield* lastHostRequest(native, "session.subscribe")

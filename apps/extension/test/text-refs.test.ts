@@ -2,8 +2,7 @@
  * HostTextRef through a page port and the worker's real services, over a fake browser: the subscription asks for
  * refs, a large chat named by its deltas and a turn_completed named by its chat reach the page whole, and a ref to
  * texts this link lost (a garbled chunk) reaches it as the same notice a lost event gives, never as a wrong text. A
- * page that reads refs itself gets them as PageTextRefs, named by what its port carried; one that reads chunks gets a
- * chunked chat_delta of its session frame by frame as they arrive, its last frame only once the whole event passed.
+ * page that reads refs itself gets them as PageTextRefs, named by what its port carried.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { MIN_REF_TEXT } from "@pedelec/contracts/link/TextRuns"
@@ -26,21 +25,6 @@ const events = (page: Parameters<typeof posted>[0]) =>
   posted(page)
     .filter((m) => m.kind === "event")
     .map((m) => m.event as { readonly type: string; readonly seq: number; readonly text?: string })
-
-/** `message` as the native host frames it: its JSON text cut into `count` chunks. */
-const chunked = (message: unknown, count: number, messageId = "m1") => {
-  const text = JSON.stringify(message)
-  const size = Math.ceil(text.length / count)
-  return Array.from({ length: count }, (_, index) => ({
-    kind: "chunk",
-    messageId,
-    index,
-    count,
-    data: text.slice(index * size, (index + 1) * size)
-  }))
-}
-
-const chunksAt = (page: Parameters<typeof posted>[0]) => posted(page).filter((m) => m.kind === "chunk")
 
 describe("text refs", () => {
   it.effect("asks for refs on subscribe, and rebuilds a chat from its deltas and a turn_completed from its chat", () =>
@@ -88,60 +72,6 @@ describe("text refs", () => {
             [SESSION, "PROTOCOL_ERROR"]
           ]
         )
-      })
-    )
-  )
-
-  it.effect(
-    "passes a chunked chat_delta of its session to a page that reads chunks frame by frame, the last held",
-    () =>
-      run((fake) =>
-        Effect.gen(function* () {
-          const { page, native, subscription } = yield* subscribedPage(fake, "chunks")
-          const big = "€".repeat(MIN_REF_TEXT)
-          const frames = chunked({ kind: "event", subscription, event: delta(1, big) }, 3)
-          native.emit(frames[0]!)
-          native.emit(frames[1]!)
-          yield* waitUntil(() => chunksAt(page).length === 2, "the first two frames, before the message is whole")
-          native.emit(frames[2]!)
-          native.emit({ kind: "text_ref", subscription, event: chat(2, ""), fromSeq: 1, toSeq: 1 })
-          yield* waitUntil(() => posted(page).some((m) => m.kind === "text_ref"), "the chat's ref")
-          assert.deepStrictEqual(chunksAt(page), frames, "every frame as the host sent it, in order")
-          assert.deepStrictEqual(events(page), [], "the delta is not posted a second time")
-          const ref = posted(page).find((m) => m.kind === "text_ref")
-          assert.deepStrictEqual([ref?.fromSeq, ref?.toSeq], [1, 1], "the port recorded the delta it passed")
-        })
-      )
-  )
-
-  it.effect("passes no frame of another session's chat_delta, nor the last of one it then loses", () =>
-    run((fake) =>
-      Effect.gen(function* () {
-        const { page, native, subscription } = yield* subscribedPage(fake, "chunks")
-        const other = { ...delta(1, "o".repeat(MIN_REF_TEXT)), sessionId: "other-session-000000000000" }
-        for (const frame of chunked({ kind: "event", subscription, event: other }, 2, "m1")) native.emit(frame)
-        const lostFrames = chunked({ kind: "event", subscription, event: delta(2, "l".repeat(MIN_REF_TEXT)) }, 3, "m2")
-        native.emit(lostFrames[0]!)
-        native.emit(lostFrames[2]!)
-        yield* waitUntil(() => posted(page).some((m) => m.kind === "notice"), "the lost message's notice")
-        assert.deepStrictEqual(
-          chunksAt(page).map((m) => [m.messageId, m.index]),
-          [["m2", 0]],
-          "only the first frame of the message it then lost"
-        )
-        assert.deepStrictEqual(events(page), [])
-      })
-    )
-  )
-
-  it.effect("posts a chunked chat_delta whole to a page that reads refs but not chunks", () =>
-    run((fake) =>
-      Effect.gen(function* () {
-        const { page, native, subscription } = yield* subscribedPage(fake, true)
-        for (const frame of chunked({ kind: "event", subscription, event: delta(1, "€".repeat(MIN_REF_TEXT)) }, 3))
-          native.emit(frame)
-        yield* waitUntil(() => events(page).length === 1, "the delta")
-        assert.deepStrictEqual(chunksAt(page), [])
       })
     )
   )

@@ -1,7 +1,6 @@
 // PageTextRef at the page: the SDK asks for refs when it subscribes, rebuilds a chat from the deltas its port carried
 // and a completion from that chat before any callback sees them, and reports a ref to texts it does not have (a
-// message it could not read, a new port) as an onError, never as a chat with another text. A large event may come as
-// the host's chunk frames: it is seen once, when its last frame came, and frames out of order lose it.
+// message it could not read, a new port) as an onError, never as a chat with another text.
 import { MIN_REF_TEXT } from "@pedelec/contracts/link/TextRuns"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Pedelec } from "../src/index.ts"
@@ -24,19 +23,6 @@ const refTo = (event: ReturnType<typeof events.chat>, fromSeq: number, toSeq: nu
   fromSeq,
   toSeq
 })
-
-/** A message as the extension passes a host's chunked one on: its JSON text cut into `count` frames. */
-const chunked = (message: unknown, count: number) => {
-  const text = JSON.stringify(message)
-  const size = Math.ceil(text.length / count)
-  return Array.from({ length: count }, (_, index) => ({
-    kind: "chunk",
-    messageId: "m1",
-    index,
-    count,
-    data: text.slice(index * size, (index + 1) * size)
-  }))
-}
 
 const open = async () => {
   const session = await new Pedelec().createSession()
@@ -65,8 +51,7 @@ describe("text refs", () => {
     })
     const { session, seen, chats, errors } = await open()
     expect(chrome.port.sent.find((request) => request.method === "session.subscribe")).toMatchObject({
-      textRefs: true,
-      chunks: true
+      textRefs: true
     })
     const result = await session.sendText("go")
     expect(result.text === text).toBe(true)
@@ -83,30 +68,6 @@ describe("text refs", () => {
     chrome.port.event(events.delta(TURN, "y"))
     chrome.port.push(refTo(events.chat(TURN, ""), 1, 3))
     expect(seen).toEqual([`1:delta:${big.length}`, "3:delta:1"])
-    expect(errors).toEqual(["PROTOCOL_ERROR"])
-  })
-
-  it("joins a chunked event once its last frame came, and records it for the refs that follow", async () => {
-    const { seen, chats, errors } = await open()
-    const delta = events.delta(TURN, big)
-    const frames = chunked({ kind: "event", subscription: "n1", event: delta }, 3)
-    chrome.port.push(frames[0]!)
-    chrome.port.push(frames[1]!)
-    expect(seen).toEqual([])
-    chrome.port.push(frames[2]!)
-    chrome.port.push(refTo(events.chat(TURN, ""), delta.seq, delta.seq))
-    expect(seen).toEqual([`1:delta:${big.length}`, `2:chat:${big.length}`])
-    expect(chats[0] === big).toBe(true)
-    expect(errors).toEqual([])
-  })
-
-  it("loses a chunked event whose frames came out of order, and the ref to it", async () => {
-    const { seen, errors } = await open()
-    const delta = events.delta(TURN, big)
-    const frames = chunked({ kind: "event", subscription: "n1", event: delta }, 3)
-    for (const frame of [frames[0]!, frames[2]!, frames[1]!]) chrome.port.push(frame)
-    chrome.port.push(refTo(events.chat(TURN, ""), delta.seq, delta.seq))
-    expect(seen).toEqual([])
     expect(errors).toEqual(["PROTOCOL_ERROR"])
   })
 

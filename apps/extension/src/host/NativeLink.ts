@@ -1,9 +1,7 @@
 /**
  * NativeLink — one `chrome.runtime.connectNative` port to the Pedelec native host, as the worker sees it: requests go
  * out as HostRequest; frames come back checked (depth bound, then Schema), chunk sequences reassembled, a HostTextRef
- * rebuilt from the texts its subscription carried (TextRuns), and each logical message handed on decoded and whole,
- * with the chunk that completed it; each chunk is also shown as it arrives (`onChunk`), for a caller that passes a
- * large message on before it is whole. A message that cannot be read is reported with whatever id it still shows, so
+ * rebuilt from the texts its subscription carried (TextRuns), and each logical message handed on decoded and whole. A message that cannot be read is reported with whatever id it still shows, so
  * its request is answered rather than left hanging. A disconnect from the host side becomes a PedelecError:
  * NATIVE_HOST_UNAVAILABLE when no frame ever came (not installed, forbidden, exited at start), else
  * NATIVE_CONNECTION_CLOSED, with Chrome's own text in `details.browserMessage` (browser-e2e.md §7). Every
@@ -12,7 +10,6 @@
  */
 import { jsonDepthExceeded, MAX_JSON_DEPTH } from "@pedelec/contracts/JsonPointer"
 import {
-  type ChunkFrame,
   type HostEvent,
   type HostRequest,
   type HostResponse,
@@ -43,10 +40,7 @@ export interface LostMessage {
 }
 
 export interface NativeHandlers {
-  /** `via`: the last chunk of a message that came chunked. */
-  readonly onMessage: (message: HostMessage, via?: ChunkFrame) => void
-  /** Every chunk as it arrives, checked but before it is reassembled. */
-  readonly onChunk?: (frame: ChunkFrame) => void
+  readonly onMessage: (message: HostMessage) => void
   readonly onLost: (lost: LostMessage) => void
   /** The host side went away; not called when the link is closed by its scope. */
   readonly onClosed: (error: PedelecError) => void
@@ -61,9 +55,6 @@ const decodeHostMessage = Schema.decodeUnknownExit(HostToExtension)
 const ID = "[A-Za-z0-9_-]{1,64}"
 const RESPONSE_HEAD = new RegExp(`^\\{"kind":"response","id":"(${ID})"`)
 const SUBSCRIPTION_HEAD = new RegExp(`^\\{"kind":"(?:event|subscription_ended|text_ref)","subscription":"(${ID})"`)
-const CHAT_DELTA_HEAD = new RegExp(
-  `^\\{"kind":"event","subscription":"(${ID})","event":\\{"type":"chat_delta","sessionId":"(${ID})"`
-)
 
 const protocolError = (reason: string) => PedelecError.fromCode("PROTOCOL_ERROR", "extension", { details: { reason } })
 
@@ -80,14 +71,6 @@ export const peekHead = (head: string): Pick<LostMessage, "requestId" | "subscri
   requestId: RESPONSE_HEAD.exec(head)?.[1],
   subscription: SUBSCRIPTION_HEAD.exec(head)?.[1]
 })
-
-/** The subscription and session of a chat_delta event known only by the start of its JSON text (as the host writes it). */
-export const peekChatDelta = (
-  head: string
-): { readonly subscription: string; readonly sessionId: string } | undefined => {
-  const found = CHAT_DELTA_HEAD.exec(head)
-  return found === null ? undefined : { subscription: found[1]!, sessionId: found[2]! }
-}
 
 export const closedError = (sawFrame: boolean, browserMessage: string | undefined): PedelecError =>
   PedelecError.fromCode(sawFrame ? "NATIVE_CONNECTION_CLOSED" : "NATIVE_HOST_UNAVAILABLE", "extension", {
@@ -138,11 +121,11 @@ const runsOf = (inbox: Inbox, subscription: string) => {
 }
 
 /** A whole event, recorded for the refs that may follow it; a ref rebuilt into one, or reported lost. */
-const onEvent = (handlers: NativeHandlers, inbox: Inbox, message: HostEvent | HostTextRef, via?: ChunkFrame) => {
+const onEvent = (handlers: NativeHandlers, inbox: Inbox, message: HostEvent | HostTextRef) => {
   const { subscription } = message
   const event = runsOf(inbox, subscription).receive(message)
   if (event !== undefined) {
-    return handlers.onMessage(message.kind === "event" ? message : { kind: "event", subscription, event }, via)
+    return handlers.onMessage(message.kind === "event" ? message : { kind: "event", subscription, event })
   }
   // Only a ref stands for nothing: texts this link lost.
   const { fromSeq, toSeq } = message as HostTextRef
@@ -151,7 +134,7 @@ const onEvent = (handlers: NativeHandlers, inbox: Inbox, message: HostEvent | Ho
 }
 
 /** Hands on one message from the host, whole: checked, decoded, and (a chunk) fed to the reassembly. */
-const deliver = (handlers: NativeHandlers, inbox: Inbox, raw: unknown, via: ChunkFrame | undefined) => {
+const deliver = (handlers: NativeHandlers, inbox: Inbox, raw: unknown, chunked: boolean) => {
   const tooDeep = jsonDepthExceeded(raw, MAX_JSON_DEPTH)
   if (tooDeep !== undefined) {
     const error = protocolError(`the host sent a message nested deeper than ${MAX_JSON_DEPTH} levels`)
@@ -165,20 +148,11 @@ const deliver = (handlers: NativeHandlers, inbox: Inbox, raw: unknown, via: Chun
     })
   }
   const message = decoded.value
-  if (message.kind === "event" || message.kind === "text_ref") return onEvent(handlers, inbox, message, via)
+  if (message.kind === "event" || message.kind === "text_ref") return onEvent(handlers, inbox, message)
   if (message.kind === "subscription_ended") inbox.runs.delete(message.subscription)
-  if (message.kind !== "chunk") return handlers.onMessage(message, via)
-  if (via !== undefined)
-    return lost(handlers, inbox, { error: protocolError("the host nested a chunk inside a chunk") })
-  reassemble(handlers, inbox, message)
-}
-
-/** Feeds one chunk to the reassembly and hands on what it completed (or lost). */
-const reassemble = (handlers: NativeHandlers, inbox: Inbox, message: ChunkFrame) => {
-  const results = inbox.chunks.push(message)
-  // Shown only once reassembly took it: a chunk out of order is never passed on.
-  if (results.every((result) => result._tag === "Complete")) handlers.onChunk?.(message)
-  for (const result of results) {
+  if (message.kind !== "chunk") return handlers.onMessage(message)
+  if (chunked) return lost(handlers, inbox, { error: protocolError("the host nested a chunk inside a chunk") })
+  for (const result of inbox.chunks.push(message)) {
     if (result._tag === "Failed") {
       const error = result.tooLarge
         ? PedelecError.fromCode("MESSAGE_TOO_LARGE", "extension", {
@@ -195,7 +169,7 @@ const reassemble = (handlers: NativeHandlers, inbox: Inbox, message: ChunkFrame)
       lost(handlers, inbox, { ...peekHead(result.text.slice(0, 512)), error: protocolError("chunks were not JSON") })
       continue
     }
-    deliver(handlers, inbox, whole, message)
+    deliver(handlers, inbox, whole, true)
   }
 }
 
@@ -207,7 +181,7 @@ const connect = (chrome: ChromeApi, handlers: NativeHandlers) => {
 
   port.onMessage.addListener((raw) => {
     sawFrame = true
-    if (open) deliver(handlers, inbox, raw, undefined)
+    if (open) deliver(handlers, inbox, raw, false)
   })
   port.onDisconnect.addListener(() => {
     // lastError must be read inside this listener; it is gone afterwards.

@@ -5,7 +5,6 @@
  * per origin is PagePorts'.
  */
 import type { Origin, RequestId } from "@pedelec/contracts/Ids"
-import type { ChunkFrame } from "@pedelec/contracts/link/HostLink"
 import type { ExtensionToPage } from "@pedelec/contracts/link/PageLink"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import * as Cause from "effect/Cause"
@@ -74,7 +73,7 @@ export class PageConnection extends Context.Service<
 }
 
 const open = (services: Services, port: PortLike, origin: Origin, portScope: Scope.Scope): PageConnectionHandle => {
-  const post = (message: ExtensionToPage | ChunkFrame) => {
+  const post = (message: ExtensionToPage) => {
     try {
       port.postMessage(message)
     } catch {

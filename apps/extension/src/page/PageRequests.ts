@@ -18,8 +18,8 @@ export type PageCall = {
 }[PageMethod]
 
 export type DecodedPageMessage =
-  /** `textRefs`: on `session.subscribe`, the page reads PageTextRefs ("chunks": and, with `chunks`, ChunkFrames). */
-  | { readonly _tag: "Call"; readonly id: RequestId; readonly call: PageCall; readonly textRefs: boolean | "chunks" }
+  /** `textRefs`: on `session.subscribe`, the page reads PageTextRefs. */
+  | { readonly _tag: "Call"; readonly id: RequestId; readonly call: PageCall; readonly textRefs: boolean }
   | { readonly _tag: "Refused"; readonly response: PageResponse }
   | { readonly _tag: "Dropped"; readonly reason: string }
 
@@ -79,17 +79,12 @@ export const decodePageMessage = (message: unknown): DecodedPageMessage => {
     })
     return refuse(message, error)
   }
-  const { id, method, params, textRefs, chunks } = envelope.value
+  const { id, method, params, textRefs } = envelope.value
   const schema = PageMethods[method].params as unknown as Schema.Decoder<unknown>
   const decoded = Schema.decodeUnknownExit(schema)(params, strict)
   if (Exit.isFailure(decoded)) {
     const first = issuesOfExit(decoded)[0] ?? { pointer: "", reason: "invalid" }
     return { _tag: "Refused", response: failure(id, paramsError(method, first)) }
   }
-  return {
-    _tag: "Call",
-    id,
-    call: { method, params: decoded.value } as PageCall,
-    textRefs: textRefs === true && (chunks === true ? "chunks" : true)
-  }
+  return { _tag: "Call", id, call: { method, params: decoded.value } as PageCall, textRefs: textRefs === true }
 }

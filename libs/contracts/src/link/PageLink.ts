@@ -99,9 +99,7 @@ export const PageRequest = Schema.Struct({
   method: PageMethod,
   params: Schema.Unknown,
   /** On `session.subscribe`: the page reads PageTextRef. On the envelope, as on HostRequest: an older extension ignores it. */
-  textRefs: Schema.optionalKey(Schema.Literal(true)),
-  /** With `textRefs`: the page also reads a large event as the host's ChunkFrames, passed on as they arrive. */
-  chunks: Schema.optionalKey(Schema.Literal(true))
+  textRefs: Schema.optionalKey(Schema.Literal(true))
 })
 export type PageRequest = typeof PageRequest.Type
 

@@ -4,8 +4,7 @@
  * service worker may stop at any time). It owns the port and its lifecycle; what a session does with events, and how
  * it re-subscribes after a reconnect, belongs to the sessions (they register a `restore` step run before queued
  * requests go out). Its subscriptions read text refs: a large text this port already carried for a session comes as
- * a PageTextRef, rebuilt here (TextRuns, one per session of the port) before anything sees the event; a large one
- * may come as the host's ChunkFrames, joined here once its last frame came.
+ * a PageTextRef, rebuilt here (TextRunsReceiver, one per session of the port) before anything sees the event.
  */
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import { jsonDepthExceeded } from "@pedelec/contracts/JsonPointer"
@@ -92,8 +91,6 @@ export class ExtensionLink {
   readonly #pending = new Map<string, Pending>()
   /** What the current port carried, per session, for the refs it may bring next. */
   readonly #runs = new Map<string, TextRunsReceiver>()
-  /** The frames of a chunked message so far (the extension passes them on in order; each message starts at 0). */
-  #parts: Array<string> = []
   #nextId = 0
   #failedAttempts = 0
   #everConnected = false
@@ -120,13 +117,7 @@ export class ExtensionLink {
     if (port === undefined) return Promise.reject(this.#unusable())
     const id = `r${(this.#nextId++).toString(36)}`
     const timeoutMs = MAY_ASK_USER.has(method) ? this.#requestTimeoutMs + APPROVAL_WINDOW_MS : this.#requestTimeoutMs
-    const message = {
-      kind: "request",
-      id,
-      method,
-      params,
-      ...(method === "session.subscribe" && { textRefs: true, chunks: true })
-    }
+    const message = { kind: "request", id, method, params, ...(method === "session.subscribe" && { textRefs: true }) }
     return new Promise<PageResult<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(id)
@@ -141,7 +132,7 @@ export class ExtensionLink {
     const port = this.#port
     this.#state = { _tag: "Closed" }
     this.#port = undefined
-    this.#failAll(this.#unusable())
+    this.#failAll(sdkError("EXTENSION_DISCONNECTED", "sdk", { message: "This Pedelec client was closed." }))
     port?.disconnect()
   }
 
@@ -165,7 +156,7 @@ export class ExtensionLink {
   #unusable(): PedelecError {
     if (this.#state._tag === "Unavailable") return this.#state.error
     if (this.#state._tag === "Closed")
-      return sdkError("EXTENSION_DISCONNECTED", "sdk", { message: "This Pedelec client was closed." })
+      return sdkError("EXTENSION_DISCONNECTED", "sdk", { message: "This client was closed." })
     return sdkError("EXTENSION_DISCONNECTED", "sdk")
   }
 
@@ -236,23 +227,6 @@ export class ExtensionLink {
 
   #receive(port: ChromePort, raw: unknown): void {
     if (port !== this.#port) return
-    const frame = raw as { kind?: unknown; index?: unknown; count?: number; data?: string } | null
-    if (frame?.kind === "chunk") {
-      const parts = frame.index === 0 ? [] : this.#parts
-      // Out of order or not JSON, the message is lost: decoding `undefined` below says so.
-      raw = undefined
-      this.#parts = []
-      if (frame.index === parts.length) {
-        parts.push(frame.data!)
-        if (parts.length < frame.count!) {
-          this.#parts = parts
-          return
-        }
-        try {
-          raw = JSON.parse(parts.join(""))
-        } catch {}
-      }
-    }
     const decoded = jsonDepthExceeded(raw) === undefined ? decodeMessage(raw) : undefined
     // What was dropped may have been a session's event: nothing carried before it may be named.
     if (decoded === undefined || Exit.isFailure(decoded)) {

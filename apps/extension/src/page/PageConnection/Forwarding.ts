@@ -7,15 +7,12 @@
  * NATIVE_CONNECTION_CLOSED; the next request reconnects. An event `screen` takes (a destructive call waiting on the
  * user's yes: confirm/Confirmations) does not reach the page from here. A subscription whose page reads refs gets a
  * large text the port already carried for its session as a PageTextRef (TextRuns, one per session of the port, fed
- * every event posted, as the SDK feeds its own). A page that reads chunks gets a chunked chat_delta of its session
- * frame by frame as the host's frames arrive (its head names subscription and session), so that leg overlaps the
- * native one; the last frame, which completes the message in the SDK, is held until the whole event passed the same
- * checks as any other. Which requests may be forwarded is PageConnection/Methods'.
+ * every event posted, as the SDK feeds its own). Which requests may be forwarded is PageConnection/Methods'.
  */
 
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, RequestId, SessionId } from "@pedelec/contracts/Ids"
-import type { ChunkFrame, HostMethod, HostRequest } from "@pedelec/contracts/link/HostLink"
+import type { HostMethod, HostRequest } from "@pedelec/contracts/link/HostLink"
 import type { ExtensionToPage } from "@pedelec/contracts/link/PageLink"
 import { TextRuns } from "@pedelec/contracts/link/TextRuns"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -23,23 +20,14 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import {
-  type HostMessage,
-  type LostMessage,
-  type NativeLink,
-  type NativeLinkHandle,
-  peekChatDelta
-} from "../../host/NativeLink.ts"
+import type { HostMessage, LostMessage, NativeLink, NativeLinkHandle } from "../../host/NativeLink.ts"
 
 type Answer = (exit: Exit.Exit<unknown, PedelecError>) => void
 
-/** Whether a page reads PageTextRefs; "chunks": and a large message as the host's frames (the request's `textRefs`). */
-export type TextRefs = boolean | "chunks"
-
-/** A native subscription: the session it streams, and what its page reads. */
+/** A native subscription: the session it streams, and whether its page reads PageTextRefs. */
 export interface Subscription {
   readonly sessionId: SessionId
-  readonly textRefs: TextRefs
+  readonly textRefs: boolean
 }
 
 export interface Forwarding {
@@ -48,7 +36,7 @@ export interface Forwarding {
   readonly portScope: Scope.Scope
   readonly nativeLink: NativeLink["Service"]
   /** Posts to the page; a port that is already gone is ignored. */
-  readonly post: (message: ExtensionToPage | ChunkFrame) => void
+  readonly post: (message: ExtensionToPage) => void
   /** True when it takes the event from the page (it delivers it later, or never). */
   readonly screen: (forwarding: Forwarding, event: SessionEvent) => boolean
   native: { readonly link: NativeLinkHandle; readonly scope: Scope.Closeable } | undefined
@@ -57,15 +45,13 @@ export interface Forwarding {
   readonly subscriptions: Map<string, Subscription>
   /** What this port posted per session, for the refs it may post next. */
   readonly pageRuns: Map<SessionId, TextRuns>
-  /** The chunked message whose frames are being passed on to the page. */
-  passing: string | undefined
 }
 
 export const makeForwarding = (
   origin: Origin,
   portScope: Scope.Scope,
   nativeLink: NativeLink["Service"],
-  post: Forwarding["post"],
+  post: (message: ExtensionToPage) => void,
   screen: Forwarding["screen"] = () => false
 ): Forwarding => ({
   origin,
@@ -77,8 +63,7 @@ export const makeForwarding = (
   nextId: 0,
   inflight: new Map(),
   subscriptions: new Map(),
-  pageRuns: new Map(),
-  passing: undefined
+  pageRuns: new Map()
 })
 
 const settle = (forwarding: Forwarding, id: string, exit: Exit.Exit<unknown, PedelecError>) => {
@@ -87,7 +72,7 @@ const settle = (forwarding: Forwarding, id: string, exit: Exit.Exit<unknown, Ped
   answer?.(exit)
 }
 
-const onMessage = (forwarding: Forwarding) => (message: HostMessage, via?: ChunkFrame) => {
+const onMessage = (forwarding: Forwarding) => (message: HostMessage) => {
   const { post, subscriptions } = forwarding
   switch (message.kind) {
     case "response":
@@ -100,11 +85,8 @@ const onMessage = (forwarding: Forwarding) => (message: HostMessage, via?: Chunk
       const subscription = subscriptions.get(message.subscription)
       // An event of another session on this subscription would leak it to a page that did not ask for it.
       if (subscription?.sessionId !== message.event.sessionId) return
-      if (forwarding.screen(forwarding, message.event)) return
-      const page = toPage(forwarding, subscription, message.event)
-      // The page holds every frame but this one, which makes it the same event there.
-      const passed = via !== undefined && via.messageId === forwarding.passing && page.kind === "event"
-      return post(passed ? via : page)
+      if (!forwarding.screen(forwarding, message.event)) post(toPage(forwarding, subscription, message.event))
+      return
     }
     case "subscription_ended": {
       const sessionId = subscriptions.get(message.subscription)?.sessionId
@@ -127,20 +109,6 @@ const toPage = (forwarding: Forwarding, subscription: Subscription, event: Sessi
   pageRuns.set(event.sessionId, runs)
   const crossing = runs.send(event)
   return subscription.textRefs ? crossing : { kind: "event", event }
-}
-
-/**
- * Passes a frame of a chat_delta for a subscription of this page that reads chunks straight on, all but the last. A
- * message that is then lost or refused never gets its last frame, and the SDK drops the frames it holds.
- */
-const onChunk = (forwarding: Forwarding) => (frame: ChunkFrame) => {
-  if (frame.index === 0) {
-    const head = peekChatDelta(frame.data)
-    const subscription = head === undefined ? undefined : forwarding.subscriptions.get(head.subscription)
-    const passes = subscription?.textRefs === "chunks" && subscription.sessionId === head?.sessionId
-    forwarding.passing = passes ? frame.messageId : undefined
-  }
-  if (frame.messageId === forwarding.passing && frame.index < frame.count - 1) forwarding.post(frame)
 }
 
 const onLost = (forwarding: Forwarding) => (lost: LostMessage) => {
@@ -168,12 +136,7 @@ const ensureNative = Effect.fnUntraced(function* (forwarding: Forwarding) {
   if (forwarding.native !== undefined) return forwarding.native.link
   const scope = yield* Scope.fork(forwarding.portScope)
   const link = yield* forwarding.nativeLink
-    .open({
-      onMessage: onMessage(forwarding),
-      onChunk: onChunk(forwarding),
-      onLost: onLost(forwarding),
-      onClosed: onClosed(forwarding, scope)
-    })
+    .open({ onMessage: onMessage(forwarding), onLost: onLost(forwarding), onClosed: onClosed(forwarding, scope) })
     .pipe(Scope.provide(scope))
   forwarding.native = { link, scope }
   return link

@@ -21,7 +21,7 @@ import type { Chrome } from "../../browser/Chrome.ts"
 import type { Confirmations } from "../../confirm/Confirmations.ts"
 import type { HostCalls } from "../../host/HostCalls.ts"
 import type { PageCall } from "../PageRequests.ts"
-import { type Forwarding, forward, type TextRefs } from "./Forwarding.ts"
+import { type Forwarding, forward } from "./Forwarding.ts"
 import { checkPolicy } from "./Policy.ts"
 
 /** How long `extension.approval_status` waits for Core before it says `appConnected: false`. */
@@ -137,7 +137,7 @@ const requireApproved = ({ grants, forwarding: { origin } }: PageMethodsContext)
 export const dispatch = (
   context: PageMethodsContext,
   call: PageCall,
-  textRefs: TextRefs = false
+  textRefs = false
 ): Effect.Effect<unknown, PedelecError> => {
   switch (call.method) {
     case "extension.hello":
