@@ -1,9 +1,10 @@
 /**
  * Session — the value of one live session and the only place its observable state changes: the record (what is
- * persisted), the status (a `status_changed` event with every change), the running turn, and whether a tool call is
- * with the page (`toolActivity`, which the status and the stall clock follow). One value per live session, owned by
- * the scope Sessions' RcMap gives it. Deciding what happens when (turns, ends, leases) is Sessions'; queueing calls
- * is ToolRouter's; it does not persist anything itself.
+ * persisted), the status (a `status_changed` event with every change: published here, or handed to a caller that
+ * publishes it with the event it goes with), the running turn, and whether a tool call is with the page
+ * (`toolActivity`, which the status and the stall clock follow). One value per live session, owned by the scope
+ * Sessions' RcMap gives it. Deciding what happens when (turns, ends, leases) is Sessions'; queueing calls is
+ * ToolRouter's; it does not persist anything itself.
  */
 import type { SessionCapability, SessionId, TurnId } from "@pedelec/contracts/Ids"
 import type { SessionInfo, SessionStatus, TurnKind } from "@pedelec/contracts/Session"
@@ -14,7 +15,7 @@ import type * as FiberHandle from "effect/FiberHandle"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import { SessionEvents } from "./SessionEvents.ts"
+import { type EventBody, SessionEvents } from "./SessionEvents.ts"
 import type { SessionRecord } from "./SessionStore.ts"
 import type { SessionTools } from "./ToolRouter.ts"
 
@@ -57,31 +58,42 @@ export interface Session {
 
 export const isEnding = (session: Session) => Effect.map(Ref.get(session.ending), (reason) => reason !== undefined)
 
+/** Moves the status; the `status_changed` event that says so, for the caller to publish (undefined: no change). */
+export const moveStatus = Effect.fnUntraced(function* (session: Session, status: SessionStatus, turn?: ActiveTurn) {
+  const previous = yield* SubscriptionRef.getAndSet(session.status, status)
+  if (previous === status) return undefined
+  return {
+    type: "status_changed",
+    status,
+    previous,
+    ...(turn ? { turnId: turn.turnId, turnKind: turn.kind } : {})
+  } satisfies EventBody
+})
+
 /** Moves the status and says so with a `status_changed` event (ordered with every other event of the session). */
 export const setStatus = Effect.fnUntraced(function* (session: Session, status: SessionStatus, turn?: ActiveTurn) {
-  const previous = yield* SubscriptionRef.getAndSet(session.status, status)
-  if (previous === status) return
-  const events = yield* SessionEvents
-  yield* events
-    .publish(session.sessionId, {
-      type: "status_changed",
-      status,
-      previous,
-      ...(turn ? { turnId: turn.turnId, turnKind: turn.kind } : {})
-    })
-    .pipe(Effect.ignore)
+  const changed = yield* moveStatus(session, status, turn)
+  if (changed !== undefined) yield* (yield* SessionEvents).publish(session.sessionId, changed).pipe(Effect.ignore)
 })
 
 /**
  * A call went to the page (true) or none is with it any more (false): the stall clock restarts, and a running
- * turn's status follows (`waiting_tool_result` / `running`) before the `tool_call` event goes out.
+ * turn's status follows (`waiting_tool_result` / `running`); the `status_changed` that says so is returned for the
+ * caller to publish before (or with) the `tool_call` event.
  */
-export const setToolPending = Effect.fnUntraced(function* (session: Session, pending: boolean) {
+export const moveToolPending = Effect.fnUntraced(function* (session: Session, pending: boolean) {
   const changedAt = yield* Clock.currentTimeMillis
   yield* SubscriptionRef.set(session.toolActivity, { pending, changedAt })
   const turn = yield* Ref.get(session.turn)
   const status = yield* SubscriptionRef.get(session.status)
-  if (turn !== undefined && status !== "ended") yield* setStatus(session, pending ? "waiting_tool_result" : "running")
+  if (turn === undefined || status === "ended") return undefined
+  return yield* moveStatus(session, pending ? "waiting_tool_result" : "running")
+})
+
+/** `moveToolPending`, and its status_changed published at once. */
+export const setToolPending = Effect.fnUntraced(function* (session: Session, pending: boolean) {
+  const changed = yield* moveToolPending(session, pending)
+  if (changed !== undefined) yield* (yield* SessionEvents).publish(session.sessionId, changed).pipe(Effect.ignore)
 })
 
 export const updateRecord = (session: Session, f: (record: SessionRecord) => SessionRecord) =>

@@ -67,26 +67,44 @@ const open = Effect.fn("SessionEvents.open")(function* (channels: Channels, sess
 })
 
 // Untraced: it runs for every event (four per tool call), and a span costs more than the rest of it (~14 us).
-const publish = Effect.fnUntraced(function* (channels: Channels, sessionId: SessionId, body: EventBody) {
+const publishAll = Effect.fnUntraced(function* (
+  channels: Channels,
+  sessionId: SessionId,
+  bodies: ReadonlyArray<EventBody>
+) {
   const channel = yield* channelOf(channels, sessionId)
   // One permit per session: seq order, log order and delivery order are the same order.
   return yield* channel.lock.withPermits(1)(
     Effect.gen(function* () {
       const at = yield* Clock.currentTimeMillis
-      const event = { ...(yield* channels.scrub(body)), sessionId, seq: channel.seq + 1, at } as SessionEvent
-      const logged = yield* Effect.result(channels.log.append(event))
-      // Delivered even when the disk refused it: live subscribers must still hear how a turn ended (a later replay
-      // from the log finds the hole and says EVENT_REPLAY_GAP). The caller learns of the failure all the same.
-      channel.seq = event.seq
-      channel.buffer.push(event)
-      if (channel.buffer.length > REPLAY_BUFFER_SIZE) channel.buffer.shift()
-      yield* PubSub.publish(channel.pubsub, event)
-      yield* PubSub.publish(channels.all, { kind: "event", event })
-      if (logged._tag === "Failure") return yield* Effect.fail(logged.failure)
-      return event
+      const events: Array<SessionEvent> = []
+      let refused: PedelecError | undefined
+      for (const body of bodies) {
+        const event = { ...(yield* channels.scrub(body)), sessionId, seq: channel.seq + 1, at } as SessionEvent
+        const logged = yield* Effect.result(channels.log.append(event))
+        // Delivered even when the disk refused it: live subscribers must still hear how a turn ended (a later
+        // replay from the log finds the hole and says EVENT_REPLAY_GAP). The caller learns of the failure all the same.
+        if (logged._tag === "Failure") refused ??= logged.failure
+        channel.seq = event.seq
+        channel.buffer.push(event)
+        events.push(event)
+      }
+      const over = channel.buffer.length - REPLAY_BUFFER_SIZE
+      if (over > 0) channel.buffer.splice(0, over)
+      // Offered together, so a subscriber takes them as one chunk: one write to each client instead of one per event.
+      yield* PubSub.publishAll(channel.pubsub, events)
+      yield* PubSub.publishAll(
+        channels.all,
+        events.map((event): Notice => ({ kind: "event", event }))
+      )
+      if (refused !== undefined) return yield* Effect.fail(refused)
+      return events
     })
   )
 })
+
+const publish = (channels: Channels, sessionId: SessionId, body: EventBody) =>
+  Effect.map(publishAll(channels, sessionId, [body]), (events) => events[0]!)
 
 /** The events after `afterSeq` up to `upTo`: from the buffer alone when it reaches back far enough, else log first. */
 const replayFrom = Effect.fnUntraced(function* (
@@ -164,6 +182,11 @@ export class SessionEvents extends Context.Service<
      * storage code (STORAGE_FULL / STORAGE_UNAVAILABLE), so a turn can end `failed` with an error subscribers see.
      */
     readonly publish: (sessionId: SessionId, body: EventBody) => Effect.Effect<SessionEvent, PedelecError>
+    /** Several events as `publish` does each, in order, delivered together (one chunk to a subscriber that waits). */
+    readonly publishAll: (
+      sessionId: SessionId,
+      bodies: ReadonlyArray<EventBody>
+    ) => Effect.Effect<ReadonlyArray<SessionEvent>, PedelecError>
     /** Events with `seq > afterSeq`, then live ones; ends after `ended`. */
     readonly subscribe: (sessionId: SessionId, afterSeq: number) => Stream.Stream<SessionEvent, PedelecError>
     readonly lastSeq: (sessionId: SessionId) => Effect.Effect<number, PedelecError>
@@ -197,6 +220,7 @@ export class SessionEvents extends Context.Service<
       return SessionEvents.of({
         open: (sessionId, lastSeq) => open(channels, sessionId, lastSeq),
         publish: (sessionId, body) => publish(channels, sessionId, body),
+        publishAll: (sessionId, bodies) => publishAll(channels, sessionId, bodies),
         subscribe: (sessionId, afterSeq) => subscribe(channels, sessionId, afterSeq),
         lastSeq: (sessionId) => lastSeq(channels, sessionId),
         close: (sessionId) => close(channels, sessionId),

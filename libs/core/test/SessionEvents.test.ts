@@ -89,6 +89,35 @@ describe("SessionEvents", () => {
     )
   )
 
+  it.live("events published together reach a waiting subscriber as one chunk, numbered and logged in order", () =>
+    withEvents(
+      Effect.gen(function* () {
+        const events = yield* SessionEvents
+        const log = yield* EventLog
+        const sessionId = mintSessionId()
+        yield* events.open(sessionId, 0)
+        const chunks: Array<ReadonlyArray<string>> = []
+        const reader = yield* events.subscribe(sessionId, 0).pipe(
+          Stream.runForEachArray((chunk) => Effect.sync(() => void chunks.push(chunk.map((e) => e.type)))),
+          Effect.forkChild
+        )
+        yield* Effect.sleep(10)
+        yield* events.publish(sessionId, { type: "chat_delta", turnId, delta: "a" })
+        yield* events.publish(sessionId, { type: "chat_delta", turnId, delta: "b" })
+        const together = yield* events.publishAll(sessionId, [
+          { type: "status_changed", status: "waiting_tool_result", previous: "running" },
+          { type: "chat", turnId, text: "ab" },
+          { type: "ended", reason: "requested" }
+        ])
+        yield* Fiber.join(reader)
+        assert.deepStrictEqual(seqs(together), [3, 4, 5])
+        // One by one, each is its own chunk: a subscriber writes each to its client alone.
+        assert.deepStrictEqual(chunks, [["chat_delta"], ["chat_delta"], ["status_changed", "chat", "ended"]])
+        assert.deepStrictEqual(seqs(yield* log.readAfter(sessionId, 0)), range(1, 5))
+      })
+    )
+  )
+
   it.live("a subscription ends after the ended event", () =>
     withEvents(
       Effect.gen(function* () {

@@ -209,6 +209,34 @@ describe("Sessions in-process", () => {
     )
   )
 
+  it.effect("an offered call's waiting status and its tool_call reach the page in one chunk, the status first", () =>
+    withCore((agent) =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const { sessionId } = yield* created()
+        yield* sessions.sendText(ORIGIN, sessionId, "use a tool")
+        const chunks: Array<ReadonlyArray<string>> = []
+        const page = yield* sessions.subscribe(ORIGIN, sessionId, 0, true).pipe(
+          Stream.runForEachArray((chunk) => Effect.sync(() => void chunks.push(chunk.map((e) => e.type)))),
+          Effect.forkChild({ startImmediately: true })
+        )
+        yield* settle
+        const call = yield* agentCalls(sessionId, { text: "one" })
+        yield* eventually(Effect.sync(() => chunks.some((chunk) => chunk.includes("tool_call"))))
+        // Published together, they leave Core as one write to the page's host instead of two, a hop apart.
+        assert.deepStrictEqual(
+          chunks.find((chunk) => chunk.includes("tool_call")),
+          ["status_changed", "tool_call"]
+        )
+        const session = yield* sessions.live(sessionId)
+        assert.isTrue(yield* submit(sessionId, offeredId(session), "done"))
+        yield* Fiber.join(call)
+        yield* Fiber.interrupt(page)
+        yield* agent.say({ type: "completed", text: "ok" })
+      })
+    )
+  )
+
   it.effect("the tool queue offers calls one at a time in order, and refuses the 17th", () =>
     withCore((agent) =>
       Effect.gen(function* () {

@@ -15,8 +15,8 @@ import * as Effect from "effect/Effect"
 import * as FiberHandle from "effect/FiberHandle"
 import type * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
-import { type Session, setToolPending } from "../Session.ts"
-import { SessionEvents } from "../SessionEvents.ts"
+import { moveToolPending, type Session, setToolPending } from "../Session.ts"
+import { type EventBody, SessionEvents } from "../SessionEvents.ts"
 import type { Tool } from "../ToolCatalog.ts"
 
 export interface Call {
@@ -83,25 +83,25 @@ export const offeredCall = (session: Session, toolCallId: ToolCallId) =>
 
 /**
  * Gives the head of the queue to the page: the status, the event, the timer. The status comes first so that a
- * handler, which runs when the event arrives, already sees `waiting_tool_result`.
+ * handler, which runs when the event arrives, already sees `waiting_tool_result`; both are published together, so
+ * they leave Core in one chunk rather than one write each, a hop apart, on the call's way to the page.
  */
 export const offer = Effect.fnUntraced(function* (session: Session, call: Call) {
   const firstOffer = call.offeredAt === undefined
   call.offeredAt ??= yield* Clock.currentTimeMillis
-  if (firstOffer) yield* setToolPending(session, true)
+  const status = firstOffer ? yield* moveToolPending(session, true) : undefined
   const events = yield* SessionEvents
   const claim = session.tools.claims.at(-1)
-  yield* events
-    .publish(session.sessionId, {
-      type: "tool_call",
-      ...(claim === undefined ? {} : { claimant: claim.claimant }),
-      turnId: call.turnId,
-      toolCallId: call.toolCallId,
-      tool: call.tool.spec.name,
-      args: call.args,
-      timeoutMs: call.tool.spec.timeoutMs
-    })
-    .pipe(Effect.orDie)
+  const toolCall = {
+    type: "tool_call",
+    ...(claim === undefined ? {} : { claimant: claim.claimant }),
+    turnId: call.turnId,
+    toolCallId: call.toolCallId,
+    tool: call.tool.spec.name,
+    args: call.args,
+    timeoutMs: call.tool.spec.timeoutMs
+  } satisfies EventBody
+  yield* events.publishAll(session.sessionId, status === undefined ? [toolCall] : [status, toolCall]).pipe(Effect.orDie)
   if (firstOffer) yield* armTimeout(session, call, call.tool.spec.timeoutMs)
 })
 
