@@ -37,21 +37,26 @@ const pidGone = (pid: number): boolean => {
   }
 }
 
-/** Dead for good: a zombie, a pid now held by another process (another start time), or no such pid. */
+/**
+ * Dead for good: a pid now held by another process (another start time), or no such pid. Not a zombie: until it is
+ * reaped it holds its pid and its group's id, so the group's members are still found from it (a CLI that exited
+ * before any look saw its children, while Core had not reaped it yet: seen once, in a Core's stop on Node 24).
+ */
 const isDead = (record: ProcessRecord, current: ProcessTree.ProcessInfo | undefined) =>
-  current === undefined ? pidGone(record.pid) : !ProcessTree.matches(record, current)
+  current === undefined ? pidGone(record.pid) : current.startTime !== record.startTime
 
 /**
  * Descendants are found through parent links, which a child loses when its parent dies: this looks from every
  * process already seen, and at their groups, so a setsid grandchild stays known. A record no longer in the table
- * and dead for good is dropped: the set stays as small as what is alive, and so does every later look at it. The
- * table may be partial (Watch's holds only the trees below what was seen): a group member outside it is not found.
+ * and dead for good is dropped: the set stays as small as what is alive or not yet reaped, and so does every later
+ * look at it. The table may be partial (Watch's holds only the trees below what was seen): a group member outside
+ * it is not found.
  */
 export const update = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInfo>): void => {
   const byPid = new Map(table.map((info) => [info.pid, info]))
   for (const [key, record] of seen) if (isDead(record, byPid.get(record.pid))) seen.delete(key)
   const live = [...seen.values()].filter((r) => ProcessTree.matches(r, byPid.get(r.pid)))
-  const groups = new Set(live.map((r) => r.pgid))
+  const groups = new Set([...seen.values()].filter((r) => byPid.has(r.pid)).map((r) => r.pgid))
   const found = [
     ...ProcessTree.descendantsOf(
       live.map((r) => r.pid),
