@@ -73,13 +73,26 @@ export const nextApprovalWindow = (context: BrowserContext, extensionId: string,
     timeout: timeoutMs
   })
 
+/**
+ * Clicks a button of an extension window that closes itself once the worker has taken the answer: that can happen
+ * before Playwright's click returns ("Target page, context or browser has been closed", seen once in CI on Allow
+ * for this session). A window that closed so has had its answer; any other failure is the test's.
+ */
+const clickAnswer = async (window: Page, selector: string) => {
+  try {
+    await window.locator(selector).click({ timeout: 10_000 })
+  } catch (error) {
+    if (!window.isClosed()) await window.waitForEvent("close", { timeout: 1_000 }).catch(() => Promise.reject(error))
+  }
+}
+
 /** The approval window's text, then a click on Approve (enabled after a short delay: the click waits for it). */
 export const approve = async (window: Page): Promise<string> => {
   await window.waitForLoadState("domcontentloaded")
   const approveButton = window.locator("#approve")
   await approveButton.waitFor({ state: "visible" })
   const text = (await window.locator("body").textContent()) ?? ""
-  await approveButton.click({ timeout: 10_000 })
+  await clickAnswer(window, "#approve")
   return text
 }
 
@@ -145,7 +158,7 @@ export const answerConfirm = async (window: Page, button: "#allow-once" | "#allo
   await window.waitForLoadState("domcontentloaded")
   await window.locator("#tool-name").waitFor({ state: "attached", timeout: 10_000 })
   await window.locator("#tool-description").filter({ hasText: /./ }).waitFor({ timeout: 10_000 })
-  await window.locator(`${button}:not([disabled])`).click({ timeout: 10_000 })
+  await clickAnswer(window, `${button}:not([disabled])`)
 }
 
 /** Clicks Revoke for `origin` on the extension's options page, as the user would. */
