@@ -70,11 +70,15 @@ export const moveStatus = Effect.fnUntraced(function* (session: Session, status:
   } satisfies EventBody
 })
 
-/** Moves the status and says so with a `status_changed` event (ordered with every other event of the session). */
-export const setStatus = Effect.fnUntraced(function* (session: Session, status: SessionStatus, turn?: ActiveTurn) {
-  const changed = yield* moveStatus(session, status, turn)
-  if (changed !== undefined) yield* (yield* SessionEvents).publish(session.sessionId, changed).pipe(Effect.ignore)
-})
+/** Publishes a move's `status_changed`, if it changed anything (ordered with every other event of the session). */
+const sayMoved = (session: Session) => (changed: EventBody | undefined) =>
+  changed === undefined
+    ? Effect.void
+    : Effect.flatMap(SessionEvents, (events) => Effect.ignore(events.publish(session.sessionId, changed)))
+
+/** Moves the status and says so with a `status_changed` event. */
+export const setStatus = (session: Session, status: SessionStatus, turn?: ActiveTurn) =>
+  Effect.flatMap(moveStatus(session, status, turn), sayMoved(session))
 
 /**
  * A call went to the page (true) or none is with it any more (false): the stall clock restarts, and a running
@@ -91,10 +95,8 @@ export const moveToolPending = Effect.fnUntraced(function* (session: Session, pe
 })
 
 /** `moveToolPending`, and its status_changed published at once. */
-export const setToolPending = Effect.fnUntraced(function* (session: Session, pending: boolean) {
-  const changed = yield* moveToolPending(session, pending)
-  if (changed !== undefined) yield* (yield* SessionEvents).publish(session.sessionId, changed).pipe(Effect.ignore)
-})
+export const setToolPending = (session: Session, pending: boolean) =>
+  Effect.flatMap(moveToolPending(session, pending), sayMoved(session))
 
 export const updateRecord = (session: Session, f: (record: SessionRecord) => SessionRecord) =>
   Ref.updateAndGet(session.record, f)
