@@ -73,9 +73,12 @@ const feed = async (
     const sentinel = await host.request("extension.hello", {}).catch(() => undefined)
     alive = sentinel !== undefined && host.child.exitCode === null
   }
-  // Calls that reached Core answer later than refusals; give them a moment.
-  const pending = frames.filter(({ id, answerable }) => answerable && !host.messages.some((m) => m.id === id))
-  if (pending.length > 0) await host.next((m) => m.id === pending.at(-1)!.id, 20_000).catch(() => undefined)
+  // Calls that reached Core answer later than refusals, and not in the order sent (a provider look outlasts a
+  // refusal from Core): wait for every one still unanswered, not only the last.
+  const unanswered = new Set(frames.flatMap(({ id, answerable }) => (answerable ? [id] : [])))
+  for (const message of host.messages) unanswered.delete(String(message.id))
+  if (unanswered.size > 0)
+    await host.next((m) => unanswered.delete(String(m.id)) && unanswered.size === 0, 20_000).catch(() => undefined)
   for (const [i, { id, answerable }] of frames.entries()) add(offset + i, verdictOf(host, id, answerable))
   const exit = await host.close()
   return { alive, exit: exit.code, stderr: host.stderr() }
