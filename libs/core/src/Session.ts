@@ -83,7 +83,7 @@ export const setStatus = (session: Session, status: SessionStatus, turn?: Active
 /**
  * A call went to the page (true) or none is with it any more (false): the stall clock restarts, and a running
  * turn's status follows (`waiting_tool_result` / `running`); the `status_changed` that says so is returned for the
- * caller to publish before (or with) the `tool_call` event.
+ * caller to publish with the `tool_call` event (before it) or the call's end (after it).
  */
 export const moveToolPending = Effect.fnUntraced(function* (session: Session, pending: boolean) {
   const changedAt = yield* Clock.currentTimeMillis
@@ -93,10 +93,6 @@ export const moveToolPending = Effect.fnUntraced(function* (session: Session, pe
   if (turn === undefined || status === "ended") return undefined
   return yield* moveStatus(session, pending ? "waiting_tool_result" : "running")
 })
-
-/** `moveToolPending`, and its status_changed published at once. */
-export const setToolPending = (session: Session, pending: boolean) =>
-  Effect.flatMap(moveToolPending(session, pending), sayMoved(session))
 
 export const updateRecord = (session: Session, f: (record: SessionRecord) => SessionRecord) =>
   Ref.updateAndGet(session.record, f)

@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as FiberHandle from "effect/FiberHandle"
 import type * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
-import { moveToolPending, type Session, setToolPending } from "../Session.ts"
+import { moveToolPending, type Session } from "../Session.ts"
 import { type EventBody, SessionEvents } from "../SessionEvents.ts"
 import type { Tool } from "../ToolCatalog.ts"
 
@@ -131,26 +131,28 @@ export const finish = (session: Session, call: Call, ending: Ending): Effect.Eff
       if (index === -1) return
       queue.splice(index, 1)
       const wasOffered = call.offeredAt !== undefined
-      if (wasOffered) yield* publishEnding(session, call, ending)
+      // Nothing else waits on the page: the turn runs again, said with the call's end in one chunk (one write to
+      // each client, one frame to the page) rather than a hop behind it.
+      const status = wasOffered && queue.length === 0 ? yield* moveToolPending(session, false) : undefined
+      if (wasOffered) yield* publishEnding(session, call, ending, status)
       if (ending.kind === "answered") yield* Deferred.succeed(call.reply, ending.outcome)
       else yield* Deferred.fail(call.reply, ending.error)
       const next = queue[0]
       if (next && next.offeredAt === undefined) yield* offer(session, next)
-      else if (wasOffered && queue.length === 0) yield* setToolPending(session, false)
     })
   )
 
-const publishEnding = Effect.fnUntraced(function* (session: Session, call: Call, ending: Ending) {
+const publishEnding = Effect.fnUntraced(function* (
+  session: Session,
+  call: Call,
+  ending: Ending,
+  status: EventBody | undefined
+) {
   const events = yield* SessionEvents
   const common = { turnId: call.turnId, toolCallId: call.toolCallId }
-  yield* (
+  const ended: EventBody =
     ending.kind === "answered"
-      ? events.publish(session.sessionId, {
-          type: "tool_result",
-          ...common,
-          tool: call.tool.spec.name,
-          outcome: ending.outcome
-        })
-      : events.publish(session.sessionId, { type: "tool_call_cancelled", ...common, reason: ending.code })
-  ).pipe(Effect.ignore)
+      ? { type: "tool_result", ...common, tool: call.tool.spec.name, outcome: ending.outcome }
+      : { type: "tool_call_cancelled", ...common, reason: ending.code }
+  yield* events.publishAll(session.sessionId, status === undefined ? [ended] : [ended, status]).pipe(Effect.ignore)
 })
