@@ -180,7 +180,7 @@ const scan = Effect.fn("EventLog.scan")(function* (logs: Logs, sessionId: Sessio
     Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(initial()))
   )
   return { events: state.events, skipped: state.skipped, tornTail: state.rest.trim() !== "" }
-}, Effect.orDie)
+}, orStorageFailure("reading the event log"))
 
 const readAfter = Effect.fn("EventLog.readAfter")(function* (logs: Logs, sessionId: SessionId, afterSeq: number) {
   const result = yield* scan(logs, sessionId, afterSeq)
@@ -227,10 +227,16 @@ export class EventLog extends Context.Service<
   {
     /** One line per event; a disk that cannot take it is a coded failure (the caller decides what the event is worth). */
     readonly append: (event: SessionEvent) => Effect.Effect<void, StorageFailure>
-    /** The session's events with `seq > afterSeq`, in order; bad lines are skipped (and logged as a count). */
-    readonly readAfter: (sessionId: SessionId, afterSeq: number) => Effect.Effect<ReadonlyArray<SessionEvent>>
+    /**
+     * The session's events with `seq > afterSeq`, in order; bad lines are skipped (and logged as a count). A log the
+     * disk will not give back (permissions, EIO, too many open files) is a coded failure, as for a write.
+     */
+    readonly readAfter: (
+      sessionId: SessionId,
+      afterSeq: number
+    ) => Effect.Effect<ReadonlyArray<SessionEvent>, StorageFailure>
     /** `readAfter` with what was left out. */
-    readonly scan: (sessionId: SessionId, afterSeq: number) => Effect.Effect<LogScan>
+    readonly scan: (sessionId: SessionId, afterSeq: number) => Effect.Effect<LogScan, StorageFailure>
     /** Whether the session has a log (it may be empty). */
     readonly exists: (sessionId: SessionId) => Effect.Effect<boolean>
     /** Closes the session's handle; a later append opens it again. */

@@ -1,5 +1,6 @@
 import {
   appendFile,
+  mkdir,
   mkdtemp,
   readdir,
   readFile,
@@ -94,6 +95,28 @@ describe("EventLog", () => {
         yield* log.append(chat(sessionId, 1))
         assert.strictEqual((yield* io(() => stat(path.join(home, "logs")))).mode & 0o777, 0o700)
         assert.strictEqual((yield* io(() => stat(logFile(home, sessionId)))).mode & 0o777, 0o600)
+      })
+    )
+  )
+
+  it.effect("a log the disk will not give back is STORAGE_UNAVAILABLE, not a defect; other sessions still read", () =>
+    withLog((home) =>
+      Effect.gen(function* () {
+        const log = yield* EventLog
+        const [unreadable, readable] = [mintSessionId(), mintSessionId()]
+        yield* log.append(chat(readable, 1))
+        // A folder where the log should be (EISDIR): what a file the disk refuses to read looks like to a reader.
+        yield* io(() => mkdir(logFile(home, unreadable)))
+        for (const read of [log.readAfter(unreadable, 0), log.scan(unreadable, 0)]) {
+          const error = yield* Effect.flip(read)
+          assert.strictEqual(error.code, "STORAGE_UNAVAILABLE")
+          assert.strictEqual(error.details?.errno, "EISDIR")
+          assert.include(String(error.details?.reason), "reading the event log")
+        }
+        assert.deepStrictEqual(
+          (yield* log.readAfter(readable, 0)).map((event) => event.seq),
+          [1]
+        )
       })
     )
   )
