@@ -327,7 +327,7 @@ describe("a site's policy, set in the options page, refuses by rule", () => {
       try {
         await options.goto(extensionUrl(chain().extensionId, "options.html"))
         const summary = options.locator(`#origins li[data-origin="${origin}"] details.policy-details summary`)
-        await expect.poll(() => summary.textContent(), { timeout: 10_000 }).toContain("only ollama")
+        await expect.poll(() => summary.textContent(), { timeout: 10_000 }).toContain("Only ollama")
       } finally {
         await options.close()
       }

@@ -2,7 +2,8 @@
  * What one site may ask of Pedelec beyond being approved, set by the user in the extension's options page and
  * enforced twice: by the extension before it forwards `session.create`, and by Core, which keeps each origin's
  * policy in the home and refuses a session outside it with the code of the rule. An origin without a policy gets
- * `DEFAULT_SITE_POLICY`, which is what an approved site could do before policies existed.
+ * `DEFAULT_SITE_POLICY`, which is what an approved site could do before policies existed. The policy in words is here
+ * too, so the desktop app and the options page describe it alike.
  */
 import * as Schema from "effect/Schema"
 import { Origin } from "./Ids.ts"
@@ -66,3 +67,18 @@ export const policyRefusal = (
   if (limit !== undefined && request.live >= limit) return refuse("POLICY_SESSION_LIMIT", { live: request.live, limit })
   return undefined
 }
+
+/**
+ * The policy in words, one line for a list of sites (the desktop app's Sites screen, the extension's options page),
+ * so both say the same thing; `nameOf` gives a provider's display name where the caller has one.
+ */
+export const policySummary = (policy: SitePolicy, nameOf: (code: ProviderCode) => string = (code) => code): string =>
+  [
+    policy.allowedProviders === undefined
+      ? "Any provider"
+      : policy.allowedProviders.length === 0
+        ? "No provider"
+        : `Only ${policy.allowedProviders.map(nameOf).join(", ")}`,
+    policy.allowWorkspacePaths ? "may ask for a folder" : "no folders of this computer",
+    policy.maxLiveSessions === undefined ? "no session limit" : `at most ${policy.maxLiveSessions} live sessions`
+  ].join(" · ")

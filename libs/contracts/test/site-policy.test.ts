@@ -1,8 +1,9 @@
 // The one policy rule the extension and Core both apply (SitePolicy.policyRefusal): each rule refuses with its own
-// code and the details its message names, in a fixed order; the default policy refuses nothing.
+// code and the details its message names, in a fixed order; the default policy refuses nothing. And the policy in
+// words (policySummary) that the desktop app and the options page both show.
 import { assert, describe, it } from "@effect/vitest"
 import type { Origin } from "../src/Ids.ts"
-import { DEFAULT_SITE_POLICY, policyRefusal } from "../src/SitePolicy.ts"
+import { DEFAULT_SITE_POLICY, policyRefusal, policySummary } from "../src/SitePolicy.ts"
 
 const origin = "https://app.example" as Origin
 const ask = { provider: "claude" as const, explicitPath: true, live: 5 }
@@ -31,5 +32,24 @@ describe("policyRefusal", () => {
     assert.isUndefined(policyRefusal(origin, none, { provider: null, explicitPath: false, live: 0 }, "core"))
     const refused = policyRefusal(origin, none, { provider: "ollama", explicitPath: false, live: 0 }, "core")
     assert.strictEqual(refused?.details?.allowed, "no provider")
+  })
+})
+
+describe("policySummary", () => {
+  it("says each rule in words, with the caller's names for providers", () => {
+    assert.strictEqual(policySummary(DEFAULT_SITE_POLICY), "Any provider · may ask for a folder · no session limit")
+    const strict = {
+      allowedProviders: ["ollama" as const, "claude" as const],
+      allowWorkspacePaths: false,
+      maxLiveSessions: 2
+    }
+    assert.strictEqual(
+      policySummary(strict, (code) => (code === "claude" ? "Claude Code" : code)),
+      "Only ollama, Claude Code · no folders of this computer · at most 2 live sessions"
+    )
+    assert.strictEqual(
+      policySummary({ allowedProviders: [], allowWorkspacePaths: true }).split(" · ")[0],
+      "No provider"
+    )
   })
 })

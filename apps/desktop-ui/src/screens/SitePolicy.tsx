@@ -20,15 +20,6 @@ export interface ProviderChoice {
   readonly name: string
 }
 
-export const policySummary = (policy: SitePolicy, names: ReadonlyMap<string, string>): string =>
-  [
-    policy.allowedProviders === undefined
-      ? "Any provider"
-      : `Only ${policy.allowedProviders.map((code) => names.get(code) ?? code).join(", ")}`,
-    policy.allowWorkspacePaths ? "may ask for a folder" : "no folders of this computer",
-    policy.maxLiveSessions === undefined ? "no session limit" : `at most ${policy.maxLiveSessions} live sessions`
-  ].join(" · ")
-
 interface Draft {
   readonly anyProvider: boolean
   readonly chosen: ReadonlySet<ProviderCode>

@@ -8,13 +8,13 @@
  */
 import { Origin } from "@pedelec/contracts/Ids"
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
-import { DEFAULT_SITE_POLICY, type SitePolicies, type SitePolicy } from "@pedelec/contracts/SitePolicy"
+import { DEFAULT_SITE_POLICY, policySummary, type SitePolicies, type SitePolicy } from "@pedelec/contracts/SitePolicy"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { useCallback, useState } from "preact/hooks"
 import { call } from "../bridge/Desktop.ts"
 import { Badge, Empty, ErrorNote, Field, Loading, ScreenHeader, useLoad } from "../ui/Kit.tsx"
-import { PolicyDialog, type ProviderChoice, policySummary } from "./SitePolicy.tsx"
+import { PolicyDialog, type ProviderChoice } from "./SitePolicy.tsx"
 
 interface Site {
   readonly origin: Origin
@@ -138,7 +138,7 @@ const SiteRow = (props: RowActions & { readonly site: Site }) => {
       <td>{site.liveSessions === 0 ? <span class="muted">none</span> : site.liveSessions}</td>
       <td>{site.fullAccess ? <Badge tone="warn">Full access</Badge> : <Badge tone="neutral">Sandboxed</Badge>}</td>
       <td class="policy">
-        <span class="policy-summary">{policySummary(site.policy, props.names)}</span>
+        <span class="policy-summary">{policySummary(site.policy, (code) => props.names.get(code) ?? code)}</span>
         <button type="button" class="button small" onClick={() => props.onPolicy(site)}>
           Edit policy…
         </button>

@@ -8,13 +8,13 @@
  */
 import type { PedelecErrorWire } from "@pedelec/contracts/PedelecError"
 import type { SessionInfo } from "@pedelec/contracts/Session"
-import type { SitePolicy } from "@pedelec/contracts/SitePolicy"
+import { policySummary, type SitePolicy } from "@pedelec/contracts/SitePolicy"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import type { ApprovedManifest } from "../approval/Manifest.ts"
 import { manifestBlock } from "../approval/manifest-view.ts"
 import { type OptionsState, OptionsState as OptionsStateSchema, RevokeResult, UiResponse } from "../ui/UiMessages.ts"
-import { policyForm, policySummary } from "./policy-form.ts"
+import { policyForm } from "./policy-form.ts"
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
 const origins = element<HTMLUListElement>("origins")

@@ -26,16 +26,6 @@ const input = (type: string, name: string, checked = false, value = "") => {
   return element
 }
 
-/** In words, for the folded summary. */
-export const policySummary = (policy: SitePolicy): string =>
-  [
-    policy.allowedProviders === undefined
-      ? "any provider"
-      : `only ${policy.allowedProviders.join(", ") || "no provider"}`,
-    policy.allowWorkspacePaths ? "may ask for a folder" : "no folders of this computer",
-    policy.maxLiveSessions === undefined ? "no session limit" : `at most ${policy.maxLiveSessions} live sessions`
-  ].join(" · ")
-
 /** The form for `origin`; `save` gets the policy as the form says it, or a sentence saying what to fix. */
 export const policyForm = (
   origin: string,
