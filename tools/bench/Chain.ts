@@ -1,6 +1,6 @@
 /**
  * Chain — the `chain` scenario: the browser half of Pedelec's hot paths, each next to a floor measured in the same
- * Chromium run (apps/e2e's chain: built extension, native host, Core, scripted agent, the test page).
+ * Chromium run (libs/chain: built extension, native host, Core, scripted agent, the test page).
  *   Floor: a bench-only MV3 extension relaying a page port to a Node echo host (chain/EchoExtension), i.e.
  *   Chromium's own page ↔ service worker ↔ native messaging transport with no Pedelec code in it.
  *   1. The raw echo itself: sequential round trips, pipelined throughput, one-way host → page bursts.
@@ -12,14 +12,14 @@
  *   3. Chat deltas as the page's onChatDelta got them (coalesced by Core), next to a host → page burst of the same
  *      shape; and lone deltas timed from the agent's emit, for the latency coalescing may add.
  *   4. One 3.6 MB chat message (the E2E size case): Core publish → page per event, and the CPU each process used.
- * It does not start the chain's parts itself (apps/e2e/src/chain does) nor time in-page code (chain/bench-page).
+ * It does not start the chain's parts itself (libs/chain does) nor time in-page code (chain/bench-page).
  */
 import os from "node:os"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { type Chain as RunningChain, startChain } from "@pedelec/e2e/src/chain/Chain"
-import { LAYOUT, missingBuilds } from "@pedelec/e2e/src/chain/Layout"
-import { removeDir, tempDir } from "@pedelec/e2e/src/chain/Temp"
+import { type Chain as RunningChain, startChain } from "@pedelec/chain/Chain"
+import { LAYOUT, missingBuilds } from "@pedelec/chain/Layout"
+import { removeDir, tempDir } from "@pedelec/chain/Temp"
 import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { startup } from "./Cli.ts"

@@ -4,12 +4,13 @@
  * turn with one tool call, an asset uploaded and read back, ended), each timed inside the page. Prints one line per
  * hop and, at the first failure, what to do about it. Resolves true when every hop passed; always cleans up.
  */
+
+import { approving } from "@pedelec/chain/Browser"
+import { type Chain, startChain } from "@pedelec/chain/Chain"
+import type { Failure } from "@pedelec/chain/page/probe"
+import { testPageRoutes } from "@pedelec/chain/TestPage"
 import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
-import { approving } from "./chain/Browser.ts"
-import { type Chain, startChain } from "./chain/Chain.ts"
-import { testPageRoutes } from "./chain/TestPage.ts"
-import type { Failure } from "./page/probe.ts"
 
 /** What a hop's page side reports: how long the SDK call took and what it saw, or how it failed. */
 type HopOutcome = { readonly ms: number; readonly detail: string } | { readonly failure: Failure }

@@ -2,11 +2,11 @@
 // another origin cannot touch a session, an explicit workspace path is a grant of its own, and revoking an origin
 // on the options page ends its sessions at once.
 import { readdir } from "node:fs/promises"
+import { approving, nextApprovalWindow, revokeOrigin } from "@pedelec/chain/Browser"
+import { chainForFile, createApproved, waitUntil } from "@pedelec/chain/Harness"
+import { removeDir, tempDir } from "@pedelec/chain/Temp"
 import type { Page } from "playwright-core"
 import { describe, expect, onTestFinished, test } from "vitest"
-import { approving, nextApprovalWindow, revokeOrigin } from "../src/chain/Browser.ts"
-import { removeDir, tempDir } from "../src/chain/Temp.ts"
-import { chainForFile, createApproved, waitUntil } from "./harness.ts"
 
 const chain = chainForFile()
 

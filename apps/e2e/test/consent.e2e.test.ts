@@ -11,6 +11,14 @@
 import { mkdir } from "node:fs/promises"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
+import {
+  answerConfirm,
+  extensionUrl,
+  nextApprovalWindow,
+  nextConfirmWindow,
+  stopServiceWorkers
+} from "@pedelec/chain/Browser"
+import { chainForFile, chatsOf, cliLines } from "@pedelec/chain/Harness"
 import type { Origin } from "@pedelec/contracts/Ids"
 import type { SitePolicy } from "@pedelec/contracts/SitePolicy"
 import { connectDesktop } from "@pedelec/core-client/CoreClient"
@@ -19,14 +27,6 @@ import { liveCore } from "@pedelec/test-kit/core/CoreProcess"
 import * as Effect from "effect/Effect"
 import type { Page } from "playwright-core"
 import { describe, expect, test } from "vitest"
-import {
-  answerConfirm,
-  extensionUrl,
-  nextApprovalWindow,
-  nextConfirmWindow,
-  stopServiceWorkers
-} from "../src/chain/Browser.ts"
-import { chainForFile, chatsOf, cliLines } from "./harness.ts"
 
 const chain = chainForFile()
 const SCREENSHOTS = path.join(path.dirname(fileURLToPath(import.meta.url)), "screenshots")

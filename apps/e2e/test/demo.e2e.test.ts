@@ -3,11 +3,11 @@
 // tools. Proves the demo's tools change what the page shows and that its chat
 // streams the reply and shows errors with their message.
 
+import { answerConfirm, approve, nextApprovalWindow, nextConfirmWindow } from "@pedelec/chain/Browser"
+import { demoRoutes } from "@pedelec/chain/DemoPage"
+import { chainForFile } from "@pedelec/chain/Harness"
 import { script } from "@pedelec/providers/scripted/Script"
 import { expect, test } from "vitest"
-import { answerConfirm, approve, nextApprovalWindow, nextConfirmWindow } from "../src/chain/Browser.ts"
-import { demoRoutes } from "../src/chain/DemoPage.ts"
-import { chainForFile } from "./harness.ts"
 
 const chain = chainForFile({ routes: async () => demoRoutes(), https: false })
 

@@ -1,13 +1,15 @@
-// A page written for the earlier SDK (@kaoruisaac/pedelec), with only its import changed (src/page/earlier.ts), on
-// an origin nobody approved yet: its first calls, listProviders() and getSettings() at once, open one approval
-// window (SPEC §4) and both wait on it; then a session with an inline tool the agent calls (its first session asks
-// once more, showing the guidance and tools its agent will be told: issue 16), an asset by the earlier spelling of
-// its path, and the end. Also what an unapproved origin still cannot do: a raw request that does not ask.
+// A page written for the earlier SDK (@kaoruisaac/pedelec), with only its import changed
+// (libs/chain/src/page/earlier.ts), on an origin nobody approved yet: its first calls, listProviders() and
+// getSettings() at once, open one approval window (SPEC §4) and both wait on it; then a session with an inline tool
+// the agent calls (its first session asks once more, showing the guidance and tools its agent will be told: issue
+// 16), an asset by the earlier spelling of its path, and the end. Also what an unapproved origin still cannot do: a
+// raw request that does not ask.
+
+import { approvingEach } from "@pedelec/chain/Browser"
+import { chainForFile } from "@pedelec/chain/Harness"
 import { PEDELEC_EXTENSION_ID } from "@pedelec/contracts/Wire"
 import { script } from "@pedelec/providers/scripted/Script"
 import { describe, expect, test } from "vitest"
-import { approvingEach } from "../src/chain/Browser.ts"
-import { chainForFile } from "./harness.ts"
 
 const chain = chainForFile()
 

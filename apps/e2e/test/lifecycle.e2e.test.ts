@@ -2,10 +2,10 @@
 // process goes with it. Core runs with PEDELEC_LEASE_MS=2000 instead of the default 10 s, so the case measures the
 // lease itself (not ended before it, ended soon after it) without spending 10 s of the suite on waiting.
 
+import { chainForFile, createApproved, sessionState, waitUntil } from "@pedelec/chain/Harness"
 import { script } from "@pedelec/providers/scripted/Script"
 import { sessionProcesses } from "@pedelec/test-kit/core/Harness"
 import { expect, test } from "vitest"
-import { chainForFile, createApproved, sessionState, waitUntil } from "./harness.ts"
 
 const LEASE_MS = 2_000
 

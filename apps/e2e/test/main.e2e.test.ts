@@ -3,12 +3,12 @@
 // restart in the middle of a turn, a second tab observing the same session, and one taking its tools over. One
 // Chromium for the whole file.
 import { readFile } from "node:fs/promises"
+import { approvingIfAsked, stopServiceWorkers } from "@pedelec/chain/Browser"
+import type { Chain } from "@pedelec/chain/Chain"
+import { chainForFile, chatsOf, cliLines, createApproved, waitUntil } from "@pedelec/chain/Harness"
 import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { describe, expect, test } from "vitest"
-import { approvingIfAsked, stopServiceWorkers } from "../src/chain/Browser.ts"
-import type { Chain } from "../src/chain/Chain.ts"
-import { chainForFile, chatsOf, cliLines, createApproved, waitUntil } from "./harness.ts"
 
 const chain = chainForFile()
 

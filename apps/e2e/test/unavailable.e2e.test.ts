@@ -1,9 +1,10 @@
 // What a page sees when part of the chain is missing: no native host registered for the profile
 // (NATIVE_HOST_UNAVAILABLE, with the browser's own message) and no extension at all (EXTENSION_UNAVAILABLE).
 // Each case needs its own Chromium, and neither needs a Core.
+
+import { approvingIfAsked } from "@pedelec/chain/Browser"
+import { chainForFile } from "@pedelec/chain/Harness"
 import { describe, expect, test } from "vitest"
-import { approvingIfAsked } from "../src/chain/Browser.ts"
-import { chainForFile } from "./harness.ts"
 
 describe("no native host registered", () => {
   const chain = chainForFile({ core: false, registerHost: false, https: false })

@@ -3,11 +3,12 @@
 // registration is tested there: the session's tools appear to the browser's agent with their hints, a call runs the
 // page's handler without Core, and the session's end unregisters them. Without the flag the API is missing, and the
 // same page creates and ends its session with nothing registered and nothing thrown.
+
+import { approving } from "@pedelec/chain/Browser"
+import type { Chain } from "@pedelec/chain/Chain"
+import { chainForFile } from "@pedelec/chain/Harness"
 import type { Page } from "playwright-core"
 import { describe, expect, it } from "vitest"
-import { approving } from "../src/chain/Browser.ts"
-import type { Chain } from "../src/chain/Chain.ts"
-import { chainForFile } from "./harness.ts"
 
 const SKILLS = {
   guidance: "WebMCP probe.",

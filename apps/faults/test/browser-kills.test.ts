@@ -8,7 +8,7 @@
  * what the page saw is Core's log of the session, no process with the session's PEDELEC_THREAD_ID is left, no native
  * host outlives its port, and `run/` holds nothing but Core's own files. One browser, page and Core for the file.
  */
-import { chainForFile, cliLines } from "@pedelec/e2e/test/harness"
+import { chainForFile, cliLines } from "@pedelec/chain/Harness"
 import { script } from "@pedelec/providers/scripted/Script"
 import { casesOf, faultSeed } from "@pedelec/test-kit/faults/Hostile"
 import fc from "fast-check"

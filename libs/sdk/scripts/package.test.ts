@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 const sdkRoot = path.resolve(import.meta.dirname, "..")
 const repoRoot = path.resolve(sdkRoot, "../..")
 const fixture = path.join(import.meta.dirname, "package-fixture")
-const earlierPage = path.join(repoRoot, "apps/e2e/src/page/earlier.ts")
+const earlierPage = path.join(repoRoot, "libs/chain/src/page/earlier.ts")
 const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc")
 const vite = path.join(repoRoot, "node_modules/vite/bin/vite.js")
 const bin = (name: string) => path.join(repoRoot, "node_modules/.bin", name)

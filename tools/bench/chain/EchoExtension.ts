@@ -8,7 +8,7 @@
 import { generateKeyPairSync } from "node:crypto"
 import { chmod, mkdir, writeFile } from "node:fs/promises"
 import path from "node:path"
-import { extensionIdFromKey } from "@pedelec/e2e/src/chain/Layout"
+import { extensionIdFromKey } from "@pedelec/chain/Layout"
 
 export const ECHO_HOST_NAME = "com.pedelec.bench_echo"
 

@@ -1,5 +1,5 @@
 /**
- * PageRuns — the Node side of the chain scenario's page: the routes that serve apps/e2e's test page with the bench's
+ * PageRuns — the Node side of the chain scenario's page: the routes that serve libs/chain's test page with the bench's
  * page module beside it, the session the page opens (approved through the popup), the calls into bench-page that
  * time echoes and turns inside the page, and Core's own publish times from a session's log to set arrivals against.
  * It does not decide what is measured or print anything (Chain does).
@@ -7,9 +7,9 @@
 import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { approving } from "@pedelec/e2e/src/chain/Browser"
-import type { Chain } from "@pedelec/e2e/src/chain/Chain"
-import { testPageRoutes } from "@pedelec/e2e/src/chain/TestPage"
+import { approving } from "@pedelec/chain/Browser"
+import type { Chain } from "@pedelec/chain/Chain"
+import { testPageRoutes } from "@pedelec/chain/TestPage"
 import { build } from "esbuild"
 import type { Page } from "playwright-core"
 import type { Arrival, BurstRun, EchoRun, TurnRun } from "./bench-page.ts"

@@ -1,11 +1,11 @@
 /**
- * bench-page — the bench's side of the test page, bundled by PageRuns and run beside apps/e2e's probe: the raw echo
+ * bench-page — the bench's side of the test page, bundled by PageRuns and run beside libs/chain's probe: the raw echo
  * measurements (a port straight to the echo relay extension) and the Pedelec turns, each timed inside the page so
  * that no Playwright round trip is in a figure. `evaluate` bodies only call these. Browser code: no node imports.
  */
 /// <reference types="chrome" />
 // Type only: the probe is its own script on the page (window.e2e); bundling it in here would run it twice.
-import type { Probe } from "@pedelec/e2e/src/page/probe"
+import type { Probe } from "@pedelec/chain/page/probe"
 
 export interface EchoRun {
   /** performance.now() from the first post to the last reply. */

@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, readFile, realpath, rm } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
+import { CHROMIUM, CHROMIUM_FLAGS } from "@pedelec/chain/Browser"
 import type { Origin } from "@pedelec/contracts/Ids"
 import { connectHost, type HostClient } from "@pedelec/core-client/CoreClient"
 import { pathsForHome } from "@pedelec/core-client/HomeLayout"
@@ -30,16 +31,6 @@ import type { NativeHostConfig } from "../../src/main/NativeHostSetup.ts"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
 export const RENDERER = path.join(root, "apps/desktop-ui/dist")
 const SHOTS = path.join(root, "apps/desktop/test/screenshots")
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium"
-const FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
 export const ORIGIN = "http://127.0.0.1:5173" as Origin
 
 export interface Desk {
@@ -92,7 +83,7 @@ export const deskForFile = (): (() => Desk) => {
     const nativeHost = nativeHostFor(home)
     const runtime = bridgeRuntime(home, nativeHost)
     const loopback = await runtime.runPromise(Effect.service(Loopback))
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS })
+    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS })
     const page = await browser.newPage({ viewport: { width: 1280, height: 820 } })
     const scope = Effect.runSync(Scope.make())
     const host = () =>

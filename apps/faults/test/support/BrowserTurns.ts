@@ -6,12 +6,12 @@
  * renderer. It knows nothing of when or what to kill; browser-kills.test.ts decides that.
  */
 import { readdir, readFile } from "node:fs/promises"
+import { approvingIfAsked } from "@pedelec/chain/Browser"
+import type { Chain } from "@pedelec/chain/Chain"
+import { LAYOUT } from "@pedelec/chain/Layout"
+import type { Seen, TurnOutcome } from "@pedelec/chain/page/probe"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { Origin, SessionId } from "@pedelec/contracts/Ids"
-import { approvingIfAsked } from "@pedelec/e2e/src/chain/Browser"
-import type { Chain } from "@pedelec/e2e/src/chain/Chain"
-import { LAYOUT } from "@pedelec/e2e/src/chain/Layout"
-import type { Seen, TurnOutcome } from "@pedelec/e2e/src/page/probe"
 import { liveCore } from "@pedelec/test-kit/core/CoreProcess"
 import { collectEvents, hostClient } from "@pedelec/test-kit/core/Harness"
 import * as Effect from "effect/Effect"

@@ -9,7 +9,7 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { BUILT } from "@pedelec/test-kit/core/CoreProcess"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 
 export const LAYOUT = {
   root,
@@ -20,7 +20,7 @@ export const LAYOUT = {
   extensionDir: path.join(root, "apps/extension/dist"),
   sdkBundle: path.join(root, "libs/sdk/dist/pedelec.browser.js"),
   demoDir: path.join(root, "apps/demo/dist"),
-  probeEntry: path.join(root, "apps/e2e/src/page/probe.ts")
+  probeEntry: path.join(root, "libs/chain/src/page/probe.ts")
 } as const
 
 /** What each built file needs, for the message when it is missing. */

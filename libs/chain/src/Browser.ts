@@ -10,17 +10,18 @@ import { HTTPS_HOST } from "./Certificate.ts"
 
 export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium"
 
-const FLAGS = [
+/** What every headless Chromium of the suites runs with (the desktop app's renderer tests too). */
+export const CHROMIUM_FLAGS = [
   "--no-sandbox",
   "--disable-gpu",
   "--disable-quic",
   "--no-first-run",
   "--disable-background-networking",
   "--disable-component-update",
-  "--disable-sync",
-  `--host-resolver-rules=MAP ${HTTPS_HOST} 127.0.0.1`,
-  "--ignore-certificate-errors"
+  "--disable-sync"
 ]
+
+const FLAGS = [...CHROMIUM_FLAGS, `--host-resolver-rules=MAP ${HTTPS_HOST} 127.0.0.1`, "--ignore-certificate-errors"]
 
 export interface LaunchOptions {
   readonly profileDir: string

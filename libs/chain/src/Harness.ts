@@ -6,10 +6,10 @@ import path from "node:path"
 import { waitUntil as waitUntilIn } from "@pedelec/test-kit/core/Harness"
 import type { Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll } from "vitest"
-import { approving } from "../src/chain/Browser.ts"
-import { type Chain, type ChainOptions, startChain } from "../src/chain/Chain.ts"
-import type { Routes } from "../src/chain/Servers.ts"
-import { testPageRoutes } from "../src/chain/TestPage.ts"
+import { approving } from "./Browser.ts"
+import { type Chain, type ChainOptions, startChain } from "./Chain.ts"
+import type { Routes } from "./Servers.ts"
+import { testPageRoutes } from "./TestPage.ts"
 
 /** One chain for the file; its getters throw until beforeAll has started it. */
 export const chainForFile = (
