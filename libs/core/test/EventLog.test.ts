@@ -107,8 +107,8 @@ describe("EventLog", () => {
         yield* log.append(chat(readable, 1))
         // A folder where the log should be (EISDIR): what a file the disk refuses to read looks like to a reader.
         yield* io(() => mkdir(logFile(home, unreadable)))
-        for (const read of [log.readAfter(unreadable, 0), log.scan(unreadable, 0)]) {
-          const error = yield* Effect.flip(read)
+        const errors = [yield* Effect.flip(log.readAfter(unreadable, 0)), yield* Effect.flip(log.scan(unreadable, 0))]
+        for (const error of errors) {
           assert.strictEqual(error.code, "STORAGE_UNAVAILABLE")
           assert.strictEqual(error.details?.errno, "EISDIR")
           assert.include(String(error.details?.reason), "reading the event log")
