@@ -141,4 +141,46 @@ describe("manifest approval", () => {
       })
     )
   )
+
+  it.effect("a listing's late answer from Core never undoes a newer copy a create took meanwhile", () =>
+    run((fake) =>
+      Effect.gen(function* () {
+        yield* approve(A)
+        // The n-th request of `method` the worker sent (any of its ports), answered with `result`.
+        const answerNth = (method: string, nth: number, result: unknown) =>
+          Effect.gen(function* () {
+            const asked = () =>
+              fake.nativePorts.flatMap((port) =>
+                hostRequests(port)
+                  .filter((request) => request.method === method)
+                  .map((request) => ({ port, id: request.id }))
+              )
+            yield* waitUntil(() => asked().length >= nth, `the worker asks Core ${method} (${nth})`)
+            const { port, id } = asked()[nth - 1]!
+            port.emit({ kind: "response", id, ok: true, result })
+          })
+        const listing = () =>
+          Effect.forkChild(UiRequests.use((ui) => ui.handle({ kind: "options.state" }, "/options.html")))
+        const stale = { allowedProviders: ["ollama" as const], allowWorkspacePaths: false }
+        const first = yield* listing()
+        yield* answerNth("session.list", 1, [])
+        yield* waitUntil(
+          () => fake.nativePorts.some((port) => hostRequests(port).some((r) => r.method === "origin.get_policy")),
+          "the listing asks Core for the policy"
+        )
+        // Meanwhile a create met Core's newer copy (the desktop app loosened it) and took it.
+        const newer = { allowWorkspacePaths: true, maxLiveSessions: 3 }
+        yield* Grants.use((grants) => grants.setPolicy(A, newer))
+        yield* answerNth("origin.get_policy", 1, stale)
+        assert.isTrue((yield* Fiber.join(first)).ok)
+        assert.deepStrictEqual(yield* Grants.use((grants) => grants.policyOf(A)), newer)
+        // With nothing newer in between, what the listing read becomes the copy, as before.
+        const second = yield* listing()
+        yield* answerNth("session.list", 2, [])
+        yield* answerNth("origin.get_policy", 2, stale)
+        assert.isTrue((yield* Fiber.join(second)).ok)
+        assert.deepStrictEqual(yield* Grants.use((grants) => grants.policyOf(A)), stale)
+      })
+    )
+  )
 })

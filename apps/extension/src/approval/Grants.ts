@@ -58,8 +58,12 @@ export class Grants extends Context.Service<
     readonly approveManifest: (origin: Origin, manifest: ApprovedManifest) => Effect.Effect<void>
     /** The site's policy; DEFAULT_SITE_POLICY until the user set one. */
     readonly policyOf: (origin: Origin) => Effect.Effect<SitePolicy>
-    /** Only for an approved origin (a policy is part of what the user allowed it). */
-    readonly setPolicy: (origin: Origin, policy: SitePolicy) => Effect.Effect<void>
+    /**
+     * Only for an approved origin (a policy is part of what the user allowed it). With `seen`, only while the copy
+     * is still `seen`: Core's copy as a slower reader (the options listing, which runs on after its page closed)
+     * asked for it, so it never undoes a newer one a create took meanwhile.
+     */
+    readonly setPolicy: (origin: Origin, policy: SitePolicy, seen?: SitePolicy) => Effect.Effect<void>
     readonly list: Effect.Effect<ReadonlyArray<OriginGrant>>
   }
 >()("pedelec/extension/Grants") {
@@ -130,12 +134,13 @@ export class Grants extends Context.Service<
         ),
         manifestOf: (origin) => Effect.map(load, (grants) => grants.get(origin)?.manifest),
         policyOf: (origin) => Effect.map(load, (grants) => grants.get(origin)?.policy ?? DEFAULT_SITE_POLICY),
-        setPolicy: Effect.fn("Grants.setPolicy")(function* (origin: Origin, policy: SitePolicy) {
+        setPolicy: Effect.fn("Grants.setPolicy")(function* (origin: Origin, policy: SitePolicy, seen?: SitePolicy) {
           const grants = yield* load
           const state = grants.get(origin)
           // Refreshed from Core at each create and options listing: stored only when it changed.
           const known = JSON.stringify(state?.policy ?? DEFAULT_SITE_POLICY)
           if (state === undefined || known === JSON.stringify(policy)) return
+          if (seen !== undefined && known !== JSON.stringify(seen)) return
           state.policy = policy
           yield* save(grants)
         }),

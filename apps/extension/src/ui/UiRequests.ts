@@ -82,7 +82,8 @@ const policiesFromCore = ({ grants, hostCalls }: Services, granted: ReadonlyArra
     return yield* Effect.forEach(granted, (grant, index) => {
       const answer = answers[index]!
       if (Exit.isFailure(answer)) return Effect.succeed(grant)
-      return Effect.as(grants.setPolicy(grant.origin, answer.value), { ...grant, policy: answer.value })
+      // Only over the copy this listing saw: a create may have taken a newer one from Core since it asked.
+      return Effect.as(grants.setPolicy(grant.origin, answer.value, grant.policy), { ...grant, policy: answer.value })
     })
   })
 
