@@ -1,6 +1,8 @@
-// The suites' side of the chain: one Chain per test file (started before its cases, closed after them, with the
-// native host's log and Core's stderr printed when a case failed), the parsing of the lines it prints for each
-// `call`, and a session's record on disk. Waiting and /proc lookups are test-kit's (core/Harness).
+/**
+ * Harness — the suites' side of the chain: one Chain per test file (started before its cases, closed after them,
+ * with the native host's log and Core's stderr printed when a case failed), the parsing of the lines it prints for
+ * each `call`, and a session's record on disk. Waiting and /proc lookups are test-kit's (core/Harness).
+ */
 import { readFile } from "node:fs/promises"
 import path from "node:path"
 import { waitUntil as waitUntilIn } from "@pedelec/test-kit/core/Harness"

@@ -132,7 +132,7 @@ export const finish = (session: Session, call: Call, ending: Ending): Effect.Eff
       queue.splice(index, 1)
       const wasOffered = call.offeredAt !== undefined
       // Nothing else waits on the page: the turn runs again, said with the call's end in one chunk (one write to
-      // each client, one frame to the page) rather than a hop behind it.
+      // each client, and the host's one write to the extension) rather than a hop behind it.
       const status = wasOffered && queue.length === 0 ? yield* moveToolPending(session, false) : undefined
       if (wasOffered) yield* publishEnding(session, call, ending, status)
       if (ending.kind === "answered") yield* Deferred.succeed(call.reply, ending.outcome)
