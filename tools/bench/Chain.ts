@@ -36,7 +36,7 @@ import {
   turn,
   waitForWorker
 } from "./chain/PageRuns.ts"
-import { startMcpServer } from "./Mcp.ts"
+import { startMcpServer, warmUp } from "./Mcp.ts"
 import { type Report, type Results, report } from "./Report.ts"
 import { MB, median, rate, stats } from "./Stats.ts"
 
@@ -89,7 +89,8 @@ const measureToolCalls = async (page: Page, sessionId: string) => {
 const MCP_ROUNDS = 5
 /**
  * MCP_CALLS calls of the page's `echo` through a `pedelec-cli mcp` for the session, one at a time, while the page
- * holds a turn open (Core takes tool calls only during one); timed at the MCP client, as the agent's CLI sees them.
+ * holds a turn open (Core takes tool calls only during one); timed at the MCP client, as the agent's CLI sees them,
+ * on a chain warmed by Mcp's warmUp (a new agent's server on a Core, host and extension that have served before).
  * They alternate with raw echo round trips in MCP_ROUNDS rounds, so a load that comes and goes on a shared box
  * weighs on both sides of `tool_call_mcp_vs_raw_echo` alike. The CPU per call, by process, counts the calls alone.
  */
@@ -98,12 +99,14 @@ const measureMcpToolCalls = async (chain: RunningChain, page: Page, sessionId: s
     sessionId,
     text: script("sleep 600000")
   })
-  const server = await startMcpServer(chain.home, sessionId, { name: "echo", arguments: { text: "ping" } })
+  const echo = { name: "echo", arguments: { text: "ping" } }
+  await warmUp(chain.home, sessionId, echo)
+  const server = await startMcpServer(chain.home, sessionId, echo)
   try {
     const calls: Array<number> = []
     const trips: Array<number> = []
     const cpu = new Map<string, number>()
-    await server.call() // warms the server's code paths up; left out, as for the shell
+    await server.call() // the new server's own first call: left out, as for the shell
     for (let round = 0; round < MCP_ROUNDS; round++) {
       trips.push(...(await roundTrips(page, ROUND_TRIPS / MCP_ROUNDS, SMALL)))
       // Only the calls' share: the raw trips between them would count in Chromium's and the echo host's CPU.

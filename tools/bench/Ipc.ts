@@ -1,9 +1,11 @@
 /**
  * Ipc — the `ipc` scenario: one Core IPC request (host role, authenticated, NDJSON, `session.list`) next to a raw
  * line echo over a Unix socket served by another Node process, the floor any local IPC stands on. It does not
- * spawn anything per request (Cli does) nor go through a browser (Chain does). The two alternate in ROUNDS after an
- * untimed warm-up of each (the JIT, the socket buffers), so a busy spell of this shared machine lands on both alike:
- * one pass of each swung the p99 ratio 3.8–7.7 between runs.
+ * spawn anything per request (Cli does) nor go through a browser (Chain does). Both sides are measured warm, as a
+ * Core and a native host are after their first minutes: WARM_UP requests of each first (at 50, the echo's own cold
+ * JIT made its floor 80 µs against 12 µs warm, and the ratio read 3.3× where the warm one is 9×). The two then
+ * alternate in short ROUNDS, so a busy spell of this shared machine lands on both alike: rounds of 100 swung the
+ * medians 0.01–0.09 ms between runs.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import net from "node:net"
@@ -14,9 +16,9 @@ import { type BenchCore, hostClient, withCore } from "./BenchCore.ts"
 import { type Results, report } from "./Report.ts"
 import { stats } from "./Stats.ts"
 
-const ROUNDS = 6
-const PER_ROUND = 100
-const WARM_UP = 50
+const ROUNDS = 300
+const PER_ROUND = 10
+const WARM_UP = 2000
 
 /** A line-echo server in its own process, like Core is: the floor for one request over a Unix socket. */
 const startEcho = async (socketPath: string): Promise<ChildProcess> => {

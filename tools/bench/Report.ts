@@ -41,6 +41,8 @@ const say = (line: string) => {
 }
 
 const times = (value: number, digits = 2) => `${value.toFixed(digits)}×`
+/** Milliseconds; a socket round trip of 12 µs would read 0.01 in two digits, so below 0.1 ms it gets three. */
+const millis = (value: number) => value.toFixed(value < 0.1 ? 3 : 2).padStart(8)
 
 /** A report whose labels are `width` characters wide, recording into `results`. */
 export const report = (results: Results, width: number): Report => {
@@ -53,10 +55,7 @@ export const report = (results: Results, width: number): Report => {
   }
   return {
     say,
-    row: (text, s) =>
-      say(
-        `${label(text)} median ${s.median.toFixed(2).padStart(8)} ms   p99 ${s.p99.toFixed(2).padStart(8)} ms   n=${s.n}`
-      ),
+    row: (text, s) => say(`${label(text)} median ${millis(s.median)} ms   p99 ${millis(s.p99)} ms   n=${s.n}`),
     rateRow: (text, r) =>
       say(
         `${label(text)} ${r.perSecond.toFixed(0).padStart(8)} msg/s ${r.mbPerSecond.toFixed(2).padStart(8)} MB/s   n=${r.n} in ${r.ms.toFixed(0)} ms`
