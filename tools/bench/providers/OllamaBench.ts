@@ -17,6 +17,12 @@ import { type PedelecTurn, pedelecSession } from "./PedelecTurns.ts"
 const MODEL = "scripted-model"
 /** Enough for pedelec-agent's start with the session on a loaded 2-core box (0.2–0.4 s idle). */
 const SETTLE_MS = 1_500
+/**
+ * Untimed turns of a session of their own and as many direct chats, first: Core lives as long as the user's
+ * machine session and has run turns before a page's; each measured session still starts its own pedelec-agent, as
+ * a user's does. As the ipc and mcp scenarios do (Mcp.ts WARM_UP_CALLS).
+ */
+const WARM_UP_TURNS = 20
 
 export interface OllamaMeasured {
   readonly turn1: Array<PedelecTurn>
@@ -69,9 +75,11 @@ export const measureOllama = async (
     return await withCore("pedelec-bench-ollama-", async (core) => {
       await configure(core, server.url)
       const measured: OllamaMeasured = { turn1: [], later: [], direct: [] }
+      const provider = { code: "ollama", model: MODEL } as const
+      await pedelecSession(core.info, provider, text, WARM_UP_TURNS, timeoutMs, SETTLE_MS)
+      for (let turn = 0; turn < WARM_UP_TURNS; turn++) await directChat(server.url, text)
       // The scripted server answers "TEXT[…]END" only when tools are offered; a plain chat gets its default text.
       for (let round = 0; round < sessions; round++) {
-        const provider = { code: "ollama", model: MODEL } as const
         const timed = await pedelecSession(core.info, provider, text, turns, timeoutMs, SETTLE_MS)
         measured.turn1.push(timed[0]!)
         measured.later.push(...timed.slice(1))
