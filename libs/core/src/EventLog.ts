@@ -6,7 +6,7 @@
  * private, which is why the log lives in the home and not in a workspace an agent can read.
  *
  * An append is one blocking `write` on the session's descriptor, on purpose: every event waits for its line before
- * it is delivered, a line is a few hundred bytes into the page cache (microseconds), and a thread-pool round trip per
+ * it is delivered (the events published together share one write), a line is a few hundred bytes into the page cache (microseconds), and a thread-pool round trip per
  * event cost a loaded 2-core machine up to 1.5 ms, five times a turn (issue 15, warm ollama turns).
  */
 import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs"
@@ -157,13 +157,16 @@ const closeSlot = (slot: Slot) =>
     return handle === undefined ? Effect.void : Scope.close(handle.scope, Exit.void)
   })
 
-// Untraced: every event is appended (four per tool call), and a span would cost more than the write.
-const append = Effect.fnUntraced(function* (logs: Logs, event: SessionEvent) {
-  const slot = slotOf(logs, event.sessionId)
-  const line = encoder.encode(`${JSON.stringify(event)}\n`)
+// Untraced: every batch of events is appended (two per tool call), and a span would cost more than the write.
+const append = Effect.fnUntraced(function* (logs: Logs, events: ReadonlyArray<SessionEvent>) {
+  const sessionId = events[0]?.sessionId
+  if (sessionId === undefined) return
+  if (events.some((event) => event.sessionId !== sessionId)) throw new Error("one session's events per append")
+  const slot = slotOf(logs, sessionId)
+  const line = encoder.encode(events.map((event) => `${JSON.stringify(event)}\n`).join(""))
   yield* slot.lock.withPermits(1)(
     Effect.gen(function* () {
-      slot.handle ??= yield* openHandle(logs, event.sessionId)
+      slot.handle ??= yield* openHandle(logs, sessionId)
       // A full disk may have taken part of the line: the next open ends it with a newline, so nothing is glued on.
       yield* writeAllAt(slot.handle.fd, line).pipe(Effect.tapError(() => closeSlot(slot)))
     })
@@ -225,8 +228,11 @@ const prune = Effect.fn("EventLog.prune")(function* (logs: Logs, options: { read
 export class EventLog extends Context.Service<
   EventLog,
   {
-    /** One line per event; a disk that cannot take it is a coded failure (the caller decides what the event is worth). */
-    readonly append: (event: SessionEvent) => Effect.Effect<void, StorageFailure>
+    /**
+     * One line per event, in order, for the events of one session published together: one write for all of them.
+     * A disk that cannot take them is a coded failure (the caller decides what the events are worth).
+     */
+    readonly append: (events: ReadonlyArray<SessionEvent>) => Effect.Effect<void, StorageFailure>
     /**
      * The session's events with `seq > afterSeq`, in order; bad lines are skipped (and logged as a count). A log the
      * disk will not give back (permissions, EIO, too many open files) is a coded failure, as for a write.
@@ -257,7 +263,7 @@ export class EventLog extends Context.Service<
         slots: new Map()
       }
       return EventLog.of({
-        append: (event) => append(logs, event),
+        append: (events) => append(logs, events),
         readAfter: (sessionId, afterSeq) => readAfter(logs, sessionId, afterSeq),
         scan: (sessionId, afterSeq) => scan(logs, sessionId, afterSeq),
         exists: (sessionId) => logs.fs.exists(fileOf(logs, sessionId)).pipe(Effect.orElseSucceed(() => false)),

@@ -78,17 +78,19 @@ const publishAll = Effect.fnUntraced(function* (
     Effect.gen(function* () {
       const at = yield* Clock.currentTimeMillis
       const events: Array<SessionEvent> = []
-      let refused: PedelecError | undefined
       for (const body of bodies) {
-        const event = { ...(yield* channels.scrub(body)), sessionId, seq: channel.seq + 1, at } as SessionEvent
-        const logged = yield* Effect.result(channels.log.append(event))
-        // Delivered even when the disk refused it: live subscribers must still hear how a turn ended (a later
-        // replay from the log finds the hole and says EVENT_REPLAY_GAP). The caller learns of the failure all the same.
-        if (logged._tag === "Failure") refused ??= logged.failure
-        channel.seq = event.seq
-        channel.buffer.push(event)
-        events.push(event)
+        events.push({
+          ...(yield* channels.scrub(body)),
+          sessionId,
+          seq: channel.seq + events.length + 1,
+          at
+        } as SessionEvent)
       }
+      const logged = yield* Effect.result(channels.log.append(events))
+      // Delivered even when the disk refused them: live subscribers must still hear how a turn ended (a later
+      // replay from the log finds the hole and says EVENT_REPLAY_GAP). The caller learns of the failure all the same.
+      channel.seq += events.length
+      channel.buffer.push(...events)
       const over = channel.buffer.length - REPLAY_BUFFER_SIZE
       if (over > 0) channel.buffer.splice(0, over)
       // Offered together, so a subscriber takes them as one chunk: one write to each client instead of one per event.
@@ -97,7 +99,7 @@ const publishAll = Effect.fnUntraced(function* (
         channels.all,
         events.map((event): Notice => ({ kind: "event", event }))
       )
-      if (refused !== undefined) return yield* Effect.fail(refused)
+      if (logged._tag === "Failure") return yield* Effect.fail(logged.failure)
       return events
     })
   )

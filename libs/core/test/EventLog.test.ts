@@ -65,7 +65,7 @@ describe("EventLog", () => {
       Effect.gen(function* () {
         const log = yield* EventLog
         const sessionId = mintSessionId()
-        for (let seq = 1; seq <= 1_000; seq++) yield* log.append(chat(sessionId, seq))
+        for (let seq = 1; seq <= 1_000; seq++) yield* log.append([chat(sessionId, seq)])
         const all = yield* log.readAfter(sessionId, 0)
         assert.strictEqual(all.length, 1_000)
         assert.deepStrictEqual(
@@ -86,13 +86,34 @@ describe("EventLog", () => {
     )
   )
 
+  it.effect("events published together are one batch: their lines in order, read back as appended one by one", () =>
+    withLog((home) =>
+      Effect.gen(function* () {
+        const log = yield* EventLog
+        const sessionId = mintSessionId()
+        yield* log.append([chat(sessionId, 1)])
+        yield* log.append([chat(sessionId, 2), chat(sessionId, 3, "x".repeat(100_000)), chat(sessionId, 4)])
+        yield* log.append([])
+        assert.deepStrictEqual(
+          yield* log.readAfter(sessionId, 0),
+          [1, 2, 3, 4].map((seq) => chat(sessionId, seq, seq === 3 ? "x".repeat(100_000) : `message ${seq}`))
+        )
+        assert.strictEqual((yield* io(() => readFile(logFile(home, sessionId), "utf8"))).split("\n").length, 5)
+        // Another session's event in the batch would land in this session's log: a programming error, refused.
+        const mixed = yield* Effect.exit(log.append([chat(sessionId, 5), chat(mintSessionId(), 1)]))
+        assert.isTrue(mixed._tag === "Failure")
+        assert.strictEqual((yield* log.readAfter(sessionId, 4)).length, 0)
+      })
+    )
+  )
+
   it.effect("logs/ is 0700 and each log 0600; an unknown session reads as empty", () =>
     withLog((home) =>
       Effect.gen(function* () {
         const log = yield* EventLog
         const sessionId = mintSessionId()
         assert.deepStrictEqual(yield* log.scan(sessionId, 0), { events: [], skipped: 0, tornTail: false })
-        yield* log.append(chat(sessionId, 1))
+        yield* log.append([chat(sessionId, 1)])
         assert.strictEqual((yield* io(() => stat(path.join(home, "logs")))).mode & 0o777, 0o700)
         assert.strictEqual((yield* io(() => stat(logFile(home, sessionId)))).mode & 0o777, 0o600)
       })
@@ -104,7 +125,7 @@ describe("EventLog", () => {
       Effect.gen(function* () {
         const log = yield* EventLog
         const [unreadable, readable] = [mintSessionId(), mintSessionId()]
-        yield* log.append(chat(readable, 1))
+        yield* log.append([chat(readable, 1)])
         // A folder where the log should be (EISDIR): what a file the disk refuses to read looks like to a reader.
         yield* io(() => mkdir(logFile(home, unreadable)))
         const errors = [yield* Effect.flip(log.readAfter(unreadable, 0)), yield* Effect.flip(log.scan(unreadable, 0))]
@@ -133,7 +154,10 @@ describe("EventLog", () => {
         yield* Effect.forEach(
           seqs,
           (seq) =>
-            Effect.andThen(log.append(chat(sessionId, seq, `${seq}:${big}`)), log.append(chat(other, seq, `${seq}`))),
+            Effect.andThen(
+              log.append([chat(sessionId, seq, `${seq}:${big}`)]),
+              log.append([chat(other, seq, `${seq}`)])
+            ),
           { concurrency: "unbounded", discard: true }
         )
         const text = yield* io(() => readFile(logFile(home, sessionId), "utf8"))
@@ -159,7 +183,7 @@ describe("EventLog", () => {
       const file = logFile(home, sessionId)
       yield* Effect.gen(function* () {
         const log = yield* EventLog
-        for (let seq = 1; seq <= 3; seq++) yield* log.append(chat(sessionId, seq))
+        for (let seq = 1; seq <= 3; seq++) yield* log.append([chat(sessionId, seq)])
       }).pipe(Effect.provide(logLayer(home)))
       // A crash mid-write: half a line, no newline.
       yield* io(() => appendFile(file, JSON.stringify(chat(sessionId, 4)).slice(0, 30)))
@@ -171,7 +195,7 @@ describe("EventLog", () => {
           tornTail: true
         })
         // Core restarted: the next event must survive the torn line before it.
-        yield* log.append(chat(sessionId, 4))
+        yield* log.append([chat(sessionId, 4)])
         const scan = yield* log.scan(sessionId, 0)
         assert.deepStrictEqual(
           scan.events.map((event) => event.seq),
@@ -188,7 +212,7 @@ describe("EventLog", () => {
       Effect.gen(function* () {
         const log = yield* EventLog
         const sessionId = mintSessionId()
-        yield* log.append(chat(sessionId, 1))
+        yield* log.append([chat(sessionId, 1)])
         yield* log.close(sessionId)
         const junk = [
           "not json",
@@ -198,7 +222,7 @@ describe("EventLog", () => {
           ""
         ]
         yield* io(() => appendFile(logFile(home, sessionId), `${junk.join("\n")}\n`))
-        yield* log.append(chat(sessionId, 2))
+        yield* log.append([chat(sessionId, 2)])
         const scan = yield* log.scan(sessionId, 0)
         assert.deepStrictEqual(
           scan.events.map((event) => event.seq),
@@ -215,8 +239,8 @@ describe("EventLog", () => {
       Effect.gen(function* () {
         const log = yield* EventLog
         const [old, fresh] = [mintSessionId(), mintSessionId()]
-        yield* log.append(chat(old, 1))
-        yield* log.append(chat(fresh, 1))
+        yield* log.append([chat(old, 1)])
+        yield* log.append([chat(fresh, 1)])
         const eightDaysAgo = (Date.now() - 8 * 24 * 60 * 60 * 1000) / 1000
         yield* io(() => utimes(logFile(home, old), eightDaysAgo, eightDaysAgo))
         yield* io(() => writeFile(path.join(home, "logs", "README.txt"), "not a log"))
@@ -229,7 +253,7 @@ describe("EventLog", () => {
         )
         assert.deepStrictEqual(yield* log.readAfter(old, 0), [])
         // A pruned session that speaks again starts a new log.
-        yield* log.append(chat(old, 2))
+        yield* log.append([chat(old, 2)])
         assert.strictEqual((yield* log.readAfter(old, 0)).length, 1)
       })
     )
@@ -241,14 +265,14 @@ describe("EventLog", () => {
       const [a, b] = [mintSessionId(), mintSessionId()]
       yield* Effect.gen(function* () {
         const log = yield* EventLog
-        yield* log.append(chat(a, 1))
-        yield* log.append(chat(b, 1))
+        yield* log.append([chat(a, 1)])
+        yield* log.append([chat(b, 1)])
         const openA = yield* io(() => openDescriptors(logFile(home, a)))
         if (openA !== undefined) assert.strictEqual(openA, 1)
         yield* log.close(a)
         const closedA = yield* io(() => openDescriptors(logFile(home, a)))
         if (closedA !== undefined) assert.strictEqual(closedA, 0)
-        yield* log.append(chat(a, 2))
+        yield* log.append([chat(a, 2)])
         assert.strictEqual((yield* log.readAfter(a, 0)).length, 2)
         yield* log.remove(a)
         yield* log.remove(a)
