@@ -7,6 +7,7 @@
  */
 import path from "node:path"
 import type { SessionId } from "@pedelec/contracts/Ids"
+import { lookNow } from "@pedelec/providers/AgentProcess"
 import { killTree } from "@pedelec/providers/ProcessTree"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -37,6 +38,8 @@ export const endSession = Effect.fnUntraced(function* (session: Session, index: 
   const endedAt = yield* Clock.currentTimeMillis
   const ended = yield* updateRecord(session, (record) => ({ ...record, state: "ended", endedAt }))
   yield* store.saveEnded(ended).pipe(Effect.ignore)
+  // As a cancelled turn's (Turns): an agent whose call ends may exit and orphan what it started.
+  yield* lookNow
   yield* (yield* ToolRouter).cancelAll(session, "SESSION_ENDED")
   yield* FiberHandle.clear(session.turnFiber)
   yield* Scope.close(session.processScope, Exit.void)

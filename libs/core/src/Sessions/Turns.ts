@@ -10,6 +10,7 @@ import { delimiter, join } from "node:path"
 import type { TurnId } from "@pedelec/contracts/Ids"
 import { PedelecError } from "@pedelec/contracts/PedelecError"
 import type { TurnKind } from "@pedelec/contracts/Session"
+import { lookNow } from "@pedelec/providers/AgentProcess"
 import type { ProcessRecord } from "@pedelec/providers/Provider"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -73,6 +74,8 @@ export const startTurn = Effect.fnUntraced(function* (session: Session, kind: Tu
 /** Stops the running turn, its pending calls first (so pedelec-cli hears at once); false when none runs. */
 export const cancelTurn = Effect.fnUntraced(function* (session: Session) {
   if ((yield* Ref.get(session.turn)) === undefined) return { cancelled: false }
+  // A cancelled call lets the agent run on and exit: what it started must be known while it still has its parent.
+  yield* lookNow
   yield* (yield* ToolRouter).cancelAll(session, "TOOL_CANCELLED")
   yield* FiberHandle.clear(session.turnFiber)
   return { cancelled: true }
