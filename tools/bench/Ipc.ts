@@ -9,7 +9,7 @@
  * Where `taskset` exists (Linux), the bench, the echo server and Core share one CPU while this runs: a wake-up
  * across CPUs costs this 2-vCPU VM 40–80 µs, and whether a round trip paid it was the scheduler's choice, run by
  * run; the floor read 12, 19 or 80 µs and the ratio 1.7–9.8×. On one CPU both sides pay for their own work alone
- * (ratios 4.0–4.3× in three runs); the line says which way it ran.
+ * (ratios 4.0–4.4× in five runs); the line says which way it ran.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import net from "node:net"

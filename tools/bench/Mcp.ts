@@ -25,7 +25,7 @@ const MCP_CALLS = 200
  * `pedelec-cli mcp` is new with the agent. Without this the figures were V8's cold tiers: one chain's MCP call
  * measured 6.6 ms after 1 call and 4.8 ms after 600, its CPU per call 17–20 ms against 8.
  */
-export const WARM_UP_CALLS = 300
+const WARM_UP_CALLS = 300
 const cliBin = path.join(cliBinDir, "pedelec-cli")
 
 /** A running `pedelec-cli mcp` for a session, initialized as an agent's MCP client does it. */

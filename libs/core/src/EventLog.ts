@@ -6,8 +6,9 @@
  * private, which is why the log lives in the home and not in a workspace an agent can read.
  *
  * An append is one blocking `write` on the session's descriptor, on purpose: every event waits for its line before
- * it is delivered (the events published together share one write), a line is a few hundred bytes into the page cache (microseconds), and a thread-pool round trip per
- * event cost a loaded 2-core machine up to 1.5 ms, five times a turn (issue 15, warm ollama turns).
+ * it is delivered (the events published together share one write), a line is a few hundred bytes into the page
+ * cache (microseconds), and a thread-pool round trip per event cost a loaded 2-core machine up to 1.5 ms, five times
+ * a turn (issue 15, warm ollama turns).
  */
 import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs"
 import path from "node:path"

@@ -18,10 +18,6 @@ import * as Stream from "effect/Stream"
 import { liveOf, release, seenFrom, treeAlive } from "./AgentProcess/Descendants.ts"
 import { outputLines, stderrTail } from "./AgentProcess/Output.ts"
 import { watch } from "./AgentProcess/Watch.ts"
-
-/** A look at every running agent's processes now, for Core before it lets agents end on their own (Watch). */
-export { lookNow } from "./AgentProcess/Watch.ts"
-
 import { MAX_LINE_BYTES, type OutputLine } from "./OutputLines.ts"
 import * as ProcessTree from "./ProcessTree.ts"
 import { type ProcessRecord, startFailed } from "./Provider.ts"

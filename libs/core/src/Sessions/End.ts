@@ -7,7 +7,7 @@
  */
 import path from "node:path"
 import type { SessionId } from "@pedelec/contracts/Ids"
-import { lookNow } from "@pedelec/providers/AgentProcess"
+import { lookNow } from "@pedelec/providers/AgentProcess/Watch"
 import { killTree } from "@pedelec/providers/ProcessTree"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

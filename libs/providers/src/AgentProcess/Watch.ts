@@ -52,8 +52,8 @@ const lookAtAll = Effect.suspend(() => {
 /**
  * One look at every watched tree now, between the periodic ones: for whoever is about to let agents end on their own
  * (Core cancelling a turn's tool calls lets a CLI run on and exit), so that what they started and kept is known
- * while it still has its parent. A setsid child whose CLI exits before any look saw it is lost (one look in 200 ms
- * had not come before a loaded Core's cancel: CI, Node 24, 1 in ~10 runs).
+ * while it still has its parent. A setsid child whose CLI exits before any look saw it is lost (a loaded Core's
+ * cancel can come before the first look of INTERVAL_MS).
  */
 export const lookNow: Effect.Effect<void> = Effect.map(lookTable(watched), (rows) => {
   for (const seen of watched) update(seen, rows)
