@@ -3,7 +3,7 @@
 // tools. Proves the demo's tools change what the page shows and that its chat
 // streams the reply and shows errors with their message.
 
-import { answerConfirm, approve, nextApprovalWindow, nextConfirmWindow } from "@pedelec/chain/Browser"
+import { answerConfirm, approve, callShown, nextApprovalWindow, nextConfirmWindow } from "@pedelec/chain/Browser"
 import { demoRoutes } from "@pedelec/chain/DemoPage"
 import { chainForFile } from "@pedelec/chain/Harness"
 import { script } from "@pedelec/providers/scripted/Script"
@@ -35,6 +35,7 @@ test("the agent changes the counter, the list and the canvas through the demo's 
   const confirmation = nextConfirmWindow(chain().context, chain().extensionId, 30_000)
   await approve(await approval)
   const window = await confirmation
+  await callShown(window)
   expect(await window.locator("#tool-name, #tool-title").allTextContents()).toContain("list.remove")
   await answerConfirm(window, "#allow-once")
   await page.locator(".bubble.assistant", { hasText: "all done" }).waitFor({ timeout: 30_000 })

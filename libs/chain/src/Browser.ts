@@ -154,10 +154,18 @@ export const nextConfirmWindow = (context: BrowserContext, extensionId: string, 
     timeout: timeoutMs
   })
 
+/**
+ * Once a confirmation window shows its call: the window asks the extension for it after it loads, so its text is
+ * empty at first (a test that read it at once saw ["", ""] in CI).
+ */
+export const callShown = async (window: Page) => {
+  await window.waitForLoadState("domcontentloaded")
+  await window.locator("#tool-title").filter({ hasText: /./ }).waitFor({ timeout: 10_000 })
+}
+
 /** Answers a confirmation window as the user would: once it shows the call and its buttons could be enabled. */
 export const answerConfirm = async (window: Page, button: "#allow-once" | "#allow-session" | "#deny") => {
-  await window.waitForLoadState("domcontentloaded")
-  await window.locator("#tool-name").waitFor({ state: "attached", timeout: 10_000 })
+  await callShown(window)
   await window.locator("#tool-description").filter({ hasText: /./ }).waitFor({ timeout: 10_000 })
   await clickAnswer(window, `${button}:not([disabled])`)
 }
