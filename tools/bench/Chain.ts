@@ -23,7 +23,7 @@ import { removeDir, tempDir } from "@pedelec/chain/Temp"
 import { script } from "@pedelec/providers/scripted/Script"
 import type { Page } from "playwright-core"
 import { startup } from "./Cli.ts"
-import { cpuBetween, cpuSnapshot } from "./chain/Cpu.ts"
+import { cpuBetween, cpuSnapshot } from "./Cpu.ts"
 import { writeEchoExtension } from "./chain/EchoExtension.ts"
 import {
   benchRoutes,

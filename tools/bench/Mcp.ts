@@ -4,6 +4,7 @@
  * today (a pedelec-cli spawn per call, timed by the scripted agent as in Cli) and the bare `node -e ""` floor (Cli's
  * start-up figures). Both kinds of call go to the same session and the same host client, which answers at once;
  * the scripted agent then sleeps so its turn, which Core needs for any tool call, stays open for the MCP calls.
+ * Beside the times, the CPU Core and the MCP server each spend on a call (Cpu), which the VM's wake-ups do not move.
  * It does not measure the MCP server's start-up, which an agent pays once per session.
  */
 import { spawn } from "node:child_process"
@@ -14,11 +15,13 @@ import { sessionCapability } from "@pedelec/test-kit/core/SessionCapability"
 import * as Effect from "effect/Effect"
 import { type BenchCore, cliBinDir, withCore } from "./BenchCore.ts"
 import { shellToolCalls, startup } from "./Cli.ts"
+import { cpuPerOperation, cpuSnapshot } from "./Cpu.ts"
 import { type Results, report } from "./Report.ts"
 import { type Stats, stats } from "./Stats.ts"
 
 const CALLS = 30
-const MCP_CALLS = 200
+/** Enough that a 10 ms CPU tick is 2% of what Core spends on the calls (about 2.4 ms each on 2 cores). */
+const MCP_CALLS = 500
 /**
  * Calls through a throwaway MCP server before the measured one starts. Core, the native host and the extension
  * live as long as the user's machine session and are warm by a session's first tool call; an agent's
@@ -110,15 +113,33 @@ export const warmUp = async (home: string, sessionId: string, tool?: McpCall): P
   }
 }
 
+interface McpMeasured {
+  readonly times: Stats
+  /** CPU ms per call: Core's, and the MCP server's (`pedelec-cli mcp`). */
+  readonly coreCpu: number
+  readonly serverCpu: number
+}
+
 /**
  * `pedelec-cli mcp` as the agent's MCP client runs it, on a warm Core: initialize once, then MCP_CALLS calls, one
  * at a time.
  */
-const mcpCalls = async (core: BenchCore, sessionId: string): Promise<Stats> => {
+const mcpCalls = async (core: BenchCore, sessionId: string): Promise<McpMeasured> => {
   await warmUp(core.home, sessionId)
   const server = await startMcpServer(core.home, sessionId)
   try {
-    return stats(await timedCalls(server, MCP_CALLS))
+    // Outside the CPU figures: the new server's first call, which runs its own first-call paths.
+    await server.call()
+    const before = await cpuSnapshot()
+    const times = stats(await timedCalls(server, MCP_CALLS))
+    const after = await cpuSnapshot()
+    // timedCalls makes one call more than it times (its first, warm by now): it counts in the CPU per call.
+    const calls = MCP_CALLS + 1
+    return {
+      times,
+      coreCpu: cpuPerOperation(before, after, "pedelec-core", calls),
+      serverCpu: cpuPerOperation(before, after, "pedelec-cli", calls)
+    }
   } finally {
     server.close()
   }
@@ -142,13 +163,21 @@ export const mcp = async (results: Results): Promise<void> => {
   out.say(`Pedelec bench: page tool calls over pedelec-cli mcp (${os.cpus().length} cores, node ${process.version})`)
   out.row('node -e "" (spawn to exit)', node)
   out.row("pedelec-cli tool-call round trip (shell)", shell)
-  out.row("tools/call through pedelec-cli mcp", viaMcp)
+  out.row("tools/call through pedelec-cli mcp", viaMcp.times)
+  out.amounts(
+    "  CPU per call: Core, the MCP server",
+    [
+      { name: "mcp_call_cpu_ms_core", value: viaMcp.coreCpu },
+      { name: "mcp_call_cpu_ms_mcp_server", value: viaMcp.serverCpu }
+    ],
+    "ms"
+  )
   out.say("ratios")
-  out.ratio("mcp tool call / node spawn", viaMcp, node, [
+  out.ratio("mcp tool call / node spawn", viaMcp.times, node, [
     "tool_call_mcp_vs_node_spawn",
     "tool_call_mcp_p99_vs_node_spawn"
   ])
-  out.ratio("mcp tool call / shell tool call", viaMcp, shell, [
+  out.ratio("mcp tool call / shell tool call", viaMcp.times, shell, [
     "tool_call_mcp_vs_shell_tool_call",
     "tool_call_mcp_p99_vs_shell_tool_call"
   ])

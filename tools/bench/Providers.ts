@@ -221,6 +221,14 @@ const printOllama = (out: Report, m: OllamaMeasured, seconds: number) => {
   out.say("  ratios (medians)")
   pairRatio(out, "Pedelec turn 1 / direct", ["ollama_first_turn", "vs_direct"], turn1, direct)
   pairRatio(out, "Pedelec later turns / direct", ["ollama_later_turns", "vs_direct"], later, direct)
+  out.amounts(
+    "CPU per later turn: Core, pedelec-agent",
+    [
+      { name: "ollama_later_turn_cpu_ms_core", value: m.coreCpu },
+      { name: "ollama_later_turn_cpu_ms_agent", value: m.agentCpu }
+    ],
+    "ms"
+  )
 }
 
 /** One CLI, installed at its pinned version if need be; a CLI that fails is reported and the others still run. */

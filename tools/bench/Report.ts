@@ -31,6 +31,8 @@ export interface Report {
   readonly ratio: (label: string, ours: Stats, floor: Stats, names: readonly [string, string]) => void
   /** `ours / floor` throughput as "X× msg/s, Y× MB/s", recorded as `names[0]` and `names[1]`. */
   readonly rateRatio: (label: string, ours: Rate, floor: Rate, names: readonly [string, string]) => void
+  /** Amounts in `unit` (not ratios: CPU ms per call), recorded like ratios. */
+  readonly amounts: (label: string, amounts: ReadonlyArray<Factor>, unit: string) => void
   /** Ratios already computed, one "X×" cell of `cellWidth` characters each. */
   readonly factors: (label: string, factors: ReadonlyArray<Factor>, cellWidth?: number, digits?: number) => void
 }
@@ -79,6 +81,10 @@ export const report = (results: Results, width: number): Report => {
       ]
       record(factors)
       say(`${label(text)} ${times(factors[0]!.value)} msg/s, ${times(factors[1]!.value)} MB/s`)
+    },
+    amounts: (text, amounts, unit) => {
+      record(amounts)
+      say(`${label(text)} ${amounts.map((a) => `${a.value.toFixed(2).padStart(8)} ${unit}`).join("   ")}`)
     },
     factors: (text, factors, cellWidth = 0, digits = 2) => {
       record(factors)

@@ -5,13 +5,16 @@
  * with the session (its node start, Core connection, tool listing and /api/show happen then), so turn 1 is sent
  * SETTLE_MS after the session opened, as a page's user types after it loaded; a turn sent at once still waits for
  * that start (0.2–0.4 s on 2 cores). Any turn's difference to the floor is then Core's work around the agent, two
- * pipe hops and the event path to the client. It does not print (Providers does).
+ * pipe hops and the event path to the client. Last, one session of CPU_TURNS turns gives the CPU Core and
+ * pedelec-agent each spend on a later turn (Cpu), which the VM's wake-ups move far less than the times. It does not
+ * print (Providers does).
  */
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
 import { connectDesktop } from "@pedelec/core-client/CoreClient"
 import { startModelServer } from "@pedelec/test-kit/model-server/ModelServer"
 import * as Effect from "effect/Effect"
 import { type BenchCore, withCore } from "../BenchCore.ts"
+import { type CpuSnapshot, cpuPerOperation, cpuSnapshot } from "../Cpu.ts"
 import { type PedelecTurn, pedelecSession } from "./PedelecTurns.ts"
 
 const MODEL = "scripted-model"
@@ -23,11 +26,16 @@ const SETTLE_MS = 1_500
  * a user's does. As the ipc and mcp scenarios do (Mcp.ts WARM_UP_CALLS).
  */
 const WARM_UP_TURNS = 20
+/** Later turns of the CPU session: a 10 ms tick is then well under 1% of what Core spends on them. */
+const CPU_TURNS = 200
 
 export interface OllamaMeasured {
   readonly turn1: Array<PedelecTurn>
   readonly later: Array<PedelecTurn>
   readonly direct: Array<{ readonly firstText: number; readonly done: number }>
+  /** CPU ms per later turn: Core's and pedelec-agent's. */
+  readonly coreCpu: number
+  readonly agentCpu: number
 }
 
 /** One streaming /api/chat: milliseconds to the first line carrying text and to the `done` line. */
@@ -64,6 +72,22 @@ const configure = (core: BenchCore, baseUrl: string) =>
     yield* client["desktop.settings.set_secret"]({ name: "ollamaApiKey", value: "ollama" })
   }).pipe(Effect.scoped, Effect.runPromise)
 
+/** One session of CPU_TURNS + 1 turns; its first turn (the new conversation) stays out of the figures. */
+const cpuPerLaterTurn = async (core: BenchCore, text: string, timeoutMs: number) => {
+  let before: CpuSnapshot | undefined
+  let after: CpuSnapshot | undefined
+  const provider = { code: "ollama", model: MODEL } as const
+  await pedelecSession(core.info, provider, text, CPU_TURNS + 1, timeoutMs, SETTLE_MS, async (turn) => {
+    if (turn === 0) before = await cpuSnapshot()
+    if (turn === CPU_TURNS) after = await cpuSnapshot()
+  })
+  if (before === undefined || after === undefined) throw new Error("the CPU session ended before its last turn")
+  return {
+    coreCpu: cpuPerOperation(before, after, "pedelec-core", CPU_TURNS),
+    agentCpu: cpuPerOperation(before, after, "pedelec-agent", CPU_TURNS)
+  }
+}
+
 export const measureOllama = async (
   text: string,
   sessions: number,
@@ -74,7 +98,7 @@ export const measureOllama = async (
   try {
     return await withCore("pedelec-bench-ollama-", async (core) => {
       await configure(core, server.url)
-      const measured: OllamaMeasured = { turn1: [], later: [], direct: [] }
+      const measured: Pick<OllamaMeasured, "turn1" | "later" | "direct"> = { turn1: [], later: [], direct: [] }
       const provider = { code: "ollama", model: MODEL } as const
       await pedelecSession(core.info, provider, text, WARM_UP_TURNS, timeoutMs, SETTLE_MS)
       for (let turn = 0; turn < WARM_UP_TURNS; turn++) await directChat(server.url, text)
@@ -85,7 +109,7 @@ export const measureOllama = async (
         measured.later.push(...timed.slice(1))
         for (let turn = 0; turn < turns; turn++) measured.direct.push(await directChat(server.url, text))
       }
-      return measured
+      return { ...measured, ...(await cpuPerLaterTurn(core, text, timeoutMs)) }
     })
   } finally {
     await server.close()

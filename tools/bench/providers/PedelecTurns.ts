@@ -48,6 +48,7 @@ const timedTurn = (client: HostClient, events: Events, sessionId: SessionId, tex
 /**
  * One session of `turns` timed text turns, ended afterwards so its processes and workspace go. `settleMs`: how long
  * the page waits after opening it before its first text, as a page whose user types after it loaded (0: at once).
+ * `afterTurn` runs after each turn, untimed (a CPU snapshot between turns).
  */
 export const pedelecSession = (
   info: CoreRuntimeInfo,
@@ -55,7 +56,8 @@ export const pedelecSession = (
   text: string,
   turns: number,
   timeoutMs: number,
-  settleMs = 0
+  settleMs = 0,
+  afterTurn: (turn: number) => Promise<void> = async () => {}
 ): Promise<Array<PedelecTurn>> =>
   Effect.gen(function* () {
     const client = yield* hostClient(info)
@@ -63,7 +65,10 @@ export const pedelecSession = (
     const { sessionId, events } = yield* openSession(client, input)
     if (settleMs > 0) yield* Effect.sleep(settleMs)
     const timed: Array<PedelecTurn> = []
-    for (let turn = 0; turn < turns; turn++) timed.push(yield* timedTurn(client, events, sessionId, text, timeoutMs))
+    for (let turn = 0; turn < turns; turn++) {
+      timed.push(yield* timedTurn(client, events, sessionId, text, timeoutMs))
+      yield* Effect.promise(() => afterTurn(turn))
+    }
     yield* client["session.end"]({ origin: ORIGIN, sessionId })
     return timed
   }).pipe(Effect.scoped, Effect.runPromise)

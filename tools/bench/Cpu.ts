@@ -1,8 +1,12 @@
 /**
  * Cpu — where a slow case spends its time, read from /proc (10 ms ticks): the CPU each process of this run used
- * between two snapshots, summed by role. Only descendants of this process count (other people's Chromium and Core
- * on a shared box do not). Agents and their pedelec-cli children are gone by the end of a turn; Core reaps them,
- * so they show up in Core's `cutime` as "agent processes".
+ * between two snapshots, summed by role, and per operation over many of them. Only descendants of this process count
+ * (other people's Chromium and Core on a shared box do not). Agents and their pedelec-cli children are gone by the
+ * end of a turn; Core reaps them, so they show up in Core's `cutime` as "agent processes".
+ *
+ * Why CPU beside the latency ratios: a round trip between processes on a 2-vCPU VM is much of it wake-ups, and no
+ * profile of a warm call shows where they go. The CPU moves with the VM's speed too (one MCP call: 4.0–8.5 ms, Core
+ * 2.8–4.6 ms of CPU, in one hour), but the split between processes held (the MCP server 0.73–0.81 of Core's).
  */
 import { readdir, readFile } from "node:fs/promises"
 
@@ -23,6 +27,7 @@ const roleOf = (cmdline: string): string | undefined => {
   if (line.includes("pedelec-core")) return "pedelec-core"
   if (line.includes("pedelec-native-host")) return "pedelec native host"
   if (line.includes("echo-host.mjs")) return "echo host"
+  if (line.includes("pedelec-agent")) return "pedelec-agent"
   if (line.includes("pedelec-cli")) return "pedelec-cli"
   if (!line.includes("chromium")) return undefined
   const type = args.find((arg) => arg.startsWith("--type="))
@@ -81,3 +86,10 @@ export const cpuBetween = (before: CpuSnapshot, after: CpuSnapshot): Array<reado
   }
   return [...totals].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1])
 }
+
+/**
+ * CPU ms per operation of one role between two snapshots (0 when it used none). Over a few hundred operations the
+ * 10 ms tick is a few percent of what a Core spends on each.
+ */
+export const cpuPerOperation = (before: CpuSnapshot, after: CpuSnapshot, role: string, operations: number): number =>
+  (cpuBetween(before, after).find(([name]) => name === role)?.[1] ?? 0) / operations
