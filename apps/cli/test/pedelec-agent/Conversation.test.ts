@@ -1,11 +1,12 @@
 // pedelec-agent's conversation store and context window: saved privately and read back, appended (each message
 // written once), a torn last line dropped and cut off, a damaged file starts the conversation over, one saved whole
 // by the version before is moved to JSONL, ids cannot name a path, and the window keeps the current turn while the
-// oldest turns go first.
+// oldest turns go first, in one pass that measures each message once.
 import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import fc from "fast-check"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import {
   appendConversation,
   conversationFile,
@@ -113,5 +114,50 @@ describe("fitToWindow", () => {
     expect(tool.content.length).toBeLessThan(60_000)
     expect(tool.content).toContain("cut by pedelec-agent")
     expect(kept.reduce((sum, message) => sum + estimateTokens(message), 0)).toBeLessThanOrEqual(5_200)
+  })
+
+  // The definition, written the slow way: the first turn boundary (the start, or a user message up to the current
+  // turn's) from which the rest fits, else the current turn alone.
+  const expectedStart = (messages: ReadonlyArray<ChatMessage>, budget: number) => {
+    let lastUser = messages.length - 1
+    while (lastUser > 0 && messages[lastUser]?.role !== "user") lastUser--
+    const rest = (from: number) => messages.slice(from).reduce((sum, message) => sum + estimateTokens(message), 0)
+    const boundaries = [0, ...messages.flatMap((message, index) => (message.role === "user" ? [index] : []))]
+    return boundaries.find((index) => index <= lastUser && rest(index) <= budget) ?? lastUser
+  }
+
+  const messageArb: fc.Arbitrary<ChatMessage> = fc.oneof(
+    fc.string({ maxLength: 300 }).map((content): ChatMessage => ({ role: "user", content })),
+    fc.string({ maxLength: 300 }).map((content): ChatMessage => ({ role: "assistant", content })),
+    fc.string({ maxLength: 3_000 }).map((content): ChatMessage => ({ role: "tool", tool_name: "t", content }))
+  )
+
+  it("keeps the turns from the first boundary from which the rest fits, or the current turn", () => {
+    fc.assert(
+      fc.property(fc.array(messageArb, { maxLength: 60 }), fc.integer({ min: 0, max: 20_000 }), (messages, budget) => {
+        const kept = fitToWindow(messages, budget)
+        const start = Math.max(0, expectedStart(messages, budget))
+        expect(kept.map((message) => message.role)).toEqual(messages.slice(start).map((message) => message.role))
+        const shortened = kept.filter((message, index) => message.content !== messages[start + index]?.content)
+        expect(
+          shortened.every((message) => message.role === "tool" && message.content.endsWith("context window]"))
+        ).toBe(true)
+      })
+    )
+  })
+
+  it("measures each message once, however many turns it drops and rounds it serves", () => {
+    const messages = Array.from({ length: 300 }, (_, n) => turn(n, 2_000)).flat()
+    const stringify = vi.spyOn(JSON, "stringify")
+    try {
+      fitToWindow(messages, 24_576)
+      expect(stringify.mock.calls.length).toBeLessThanOrEqual(messages.length)
+      stringify.mockClear()
+      messages.push({ role: "user", content: "one more" })
+      fitToWindow(messages, 24_576)
+      expect(stringify.mock.calls.length).toBe(1)
+    } finally {
+      stringify.mockRestore()
+    }
   })
 })
