@@ -4,7 +4,7 @@
  * today (a pedelec-cli spawn per call, timed by the scripted agent as in Cli) and the bare `node -e ""` floor (Cli's
  * start-up figures). Both kinds of call go to the same session and the same host client, which answers at once;
  * the scripted agent then sleeps so its turn, which Core needs for any tool call, stays open for the MCP calls.
- * Beside the times, the CPU Core and the MCP server each spend on a call (Cpu), which the VM's wake-ups do not move.
+ * Beside the times, the CPU Core and the MCP server each spend on a call (Cpu), which the VM's wake-ups move less.
  * It does not measure the MCP server's start-up, which an agent pays once per session.
  */
 import { spawn } from "node:child_process"
@@ -20,7 +20,7 @@ import { type Results, report } from "./Report.ts"
 import { type Stats, stats } from "./Stats.ts"
 
 const CALLS = 30
-/** Enough that a 10 ms CPU tick is 2% of what Core spends on the calls (about 2.4 ms each on 2 cores). */
+/** Enough that a 10 ms CPU tick is under 1% of what Core spends on the calls (2.2–4.6 ms each on 2 cores). */
 const MCP_CALLS = 500
 /**
  * Calls through a throwaway MCP server before the measured one starts. Core, the native host and the extension

@@ -6,7 +6,7 @@
  * SETTLE_MS after the session opened, as a page's user types after it loaded; a turn sent at once still waits for
  * that start (0.2–0.4 s on 2 cores). Any turn's difference to the floor is then Core's work around the agent, two
  * pipe hops and the event path to the client. Last, one session of CPU_TURNS turns gives the CPU Core and
- * pedelec-agent each spend on a later turn (Cpu), which the VM's wake-ups move far less than the times. It does not
+ * pedelec-agent each spend on a later turn (Cpu), which the VM's wake-ups move less than the times. It does not
  * print (Providers does).
  */
 import { DEFAULT_SETTINGS } from "@pedelec/contracts/Settings"
@@ -26,7 +26,7 @@ const SETTLE_MS = 1_500
  * a user's does. As the ipc and mcp scenarios do (Mcp.ts WARM_UP_CALLS).
  */
 const WARM_UP_TURNS = 20
-/** Later turns of the CPU session: a 10 ms tick is then well under 1% of what Core spends on them. */
+/** Later turns of the CPU session: a 10 ms tick is then under 1% of what Core spends on them. */
 const CPU_TURNS = 200
 
 export interface OllamaMeasured {
