@@ -88,8 +88,8 @@ export const cpuBetween = (before: CpuSnapshot, after: CpuSnapshot): Array<reado
 }
 
 /**
- * CPU ms per operation of one role between two snapshots (0 when it used none). Over a few hundred operations the
- * 10 ms tick is a few percent of what a Core spends on each.
+ * CPU ms per operation of one role between two snapshots (0 when it used none). Over a few hundred operations of a
+ * few ms each, the 10 ms tick is about 1% of the total.
  */
 export const cpuPerOperation = (before: CpuSnapshot, after: CpuSnapshot, role: string, operations: number): number =>
   (cpuBetween(before, after).find(([name]) => name === role)?.[1] ?? 0) / operations

@@ -18,6 +18,7 @@ import { type CpuSnapshot, cpuPerOperation, cpuSnapshot } from "../Cpu.ts"
 import { type PedelecTurn, pedelecSession } from "./PedelecTurns.ts"
 
 const MODEL = "scripted-model"
+const OLLAMA = { code: "ollama", model: MODEL } as const
 /** Enough for pedelec-agent's start with the session on a loaded 2-core box (0.2–0.4 s idle). */
 const SETTLE_MS = 1_500
 /**
@@ -76,8 +77,7 @@ const configure = (core: BenchCore, baseUrl: string) =>
 const cpuPerLaterTurn = async (core: BenchCore, text: string, timeoutMs: number) => {
   let before: CpuSnapshot | undefined
   let after: CpuSnapshot | undefined
-  const provider = { code: "ollama", model: MODEL } as const
-  await pedelecSession(core.info, provider, text, CPU_TURNS + 1, timeoutMs, SETTLE_MS, async (turn) => {
+  await pedelecSession(core.info, OLLAMA, text, CPU_TURNS + 1, timeoutMs, SETTLE_MS, async (turn) => {
     if (turn === 0) before = await cpuSnapshot()
     if (turn === CPU_TURNS) after = await cpuSnapshot()
   })
@@ -99,12 +99,11 @@ export const measureOllama = async (
     return await withCore("pedelec-bench-ollama-", async (core) => {
       await configure(core, server.url)
       const measured: Pick<OllamaMeasured, "turn1" | "later" | "direct"> = { turn1: [], later: [], direct: [] }
-      const provider = { code: "ollama", model: MODEL } as const
-      await pedelecSession(core.info, provider, text, WARM_UP_TURNS, timeoutMs, SETTLE_MS)
+      await pedelecSession(core.info, OLLAMA, text, WARM_UP_TURNS, timeoutMs, SETTLE_MS)
       for (let turn = 0; turn < WARM_UP_TURNS; turn++) await directChat(server.url, text)
       // The scripted server answers "TEXT[…]END" only when tools are offered; a plain chat gets its default text.
       for (let round = 0; round < sessions; round++) {
-        const timed = await pedelecSession(core.info, provider, text, turns, timeoutMs, SETTLE_MS)
+        const timed = await pedelecSession(core.info, OLLAMA, text, turns, timeoutMs, SETTLE_MS)
         measured.turn1.push(timed[0]!)
         measured.later.push(...timed.slice(1))
         for (let turn = 0; turn < turns; turn++) measured.direct.push(await directChat(server.url, text))
