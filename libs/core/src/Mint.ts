@@ -1,12 +1,27 @@
 /**
  * Mint — Core's source of ids and secrets: session, turn and tool-call ids, session capabilities and the launch
  * secret, all from the OS CSPRNG, base64url. Decoding them with the contracts schemas is the proof they fit.
+ *
+ * The bytes come from a pool filled 4 KiB at a time, as Node's own randomUUID does: a `randomBytes` call per id
+ * cost a tool call 30–40 µs of Core's CPU between calls (3.7 µs in a hot loop), a pooled id ~1 µs. Each byte is
+ * handed out once; the pool never leaves this module.
  */
-import { randomBytes } from "node:crypto"
+import { randomFillSync } from "node:crypto"
 import { LaunchSecret, SessionCapability, SessionId, ToolCallId, TurnId } from "@pedelec/contracts/Ids"
 import * as Schema from "effect/Schema"
 
-const random = (bytes: number) => randomBytes(bytes).toString("base64url")
+const pool = Buffer.alloc(4096)
+let taken = pool.length
+
+const random = (bytes: number) => {
+  if (taken + bytes > pool.length) {
+    randomFillSync(pool)
+    taken = 0
+  }
+  const text = pool.toString("base64url", taken, taken + bytes)
+  taken += bytes
+  return text
+}
 
 /** 128 bits: unguessable, so knowing one session id tells nothing about another. */
 export const mintSessionId = (): SessionId => Schema.decodeSync(SessionId)(random(16))

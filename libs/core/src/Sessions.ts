@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
+import { providing } from "./Provided.ts"
 import { type EndReason, info, isEnding, type Session } from "./Session.ts"
 import { SessionEvents } from "./SessionEvents.ts"
 import { SessionStore } from "./SessionStore.ts"
@@ -114,8 +115,7 @@ const endEveryone = (index: LiveIndex, endNow: (session: Session, reason: EndRea
 
 const make = Effect.gen(function* () {
   const context = Context.pick(...sessionDeps)(yield* Effect.context<SessionDeps>())
-  const withDeps = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, SessionDeps>> =>
-    Effect.provide(effect, context)
+  const withDeps = providing(context)
   const store = yield* SessionStore
   const events = yield* SessionEvents
   const tools = yield* ToolRouter

@@ -27,6 +27,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { CoreConfig } from "./CoreConfig.ts"
 import { mintToolCallId } from "./Mint.ts"
+import { providing } from "./Provided.ts"
 import type { Session } from "./Session.ts"
 import { SessionEvents } from "./SessionEvents.ts"
 import { agentLine, compileTools, jsonBytes, summaryOf, type Tool, writeSpecFiles } from "./ToolCatalog.ts"
@@ -266,7 +267,7 @@ export class ToolRouter extends Context.Service<
         CoreConfig,
         ArgsValidation
       )(yield* Effect.context<SessionEvents | CoreConfig | ArgsValidation>())
-      const provided = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, context)
+      const provided = providing(context)
       return ToolRouter.of({
         open: Effect.fn("ToolRouter.open")(open),
         list: (session) => [...session.tools.catalog.values()].map(summaryOf),
