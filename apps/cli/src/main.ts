@@ -2,7 +2,7 @@
  * pedelec-cli entry: composition only. Parses argv (Args), answers help, version and usage errors on the spot, runs
  * the agent commands with the effect-free `Agent` (the CLI is on the agent's hot path), and loads `Program` (a
  * separate chunk holding effect and the effect/rpc client) only for the host and native-host commands, and `Mcp`
- * (Effect's MCP server, another chunk) only for `mcp`. Nothing runs at import.
+ * (the MCP SDK's server, another chunk) only for `mcp`. Nothing runs at import.
  */
 import packageJson from "../package.json" with { type: "json" }
 import { HELP, parseArgs } from "./Args.ts"

@@ -1,45 +1,48 @@
 /**
- * McpTools — the session's page tools as MCP tools on Effect's `McpServer`: each spec becomes a raw MCP `Tool`
- * (name, description, the page's argsSchema as its JSON inputSchema, the manifest's hints as MCP annotations) whose
- * handle is one SessionTools call. The outcome is a text result: the page's result as JSON, or, for a result file,
- * a page failure or a Core refusal, the very line `pedelec-cli tool-call` prints (`isError` unless `ok`), so an
- * agent reads the same coded error and what-to-do message either way; a client that asked for progress hears when
- * a call waits on the user. It does not reach Core (SessionTools).
+ * McpTools — the session's page tools as MCP tools on the MCP SDK's `Server`: each spec becomes an MCP `Tool`
+ * (name, description, the page's argsSchema as its JSON inputSchema, the manifest's hints as MCP annotations), and
+ * `tools/call` is one SessionTools call. The outcome is a text result: the page's result as JSON, or, for a result
+ * file, a page failure or a Core refusal, the very line `pedelec-cli tool-call` prints (`isError` unless `ok`), so an
+ * agent reads the same coded error and what-to-do message either way. A client that asked for progress hears when a
+ * call waits on the user; `notifications/cancelled` aborts the call's signal (the SDK's), which cancels it in Core.
+ * A name the session lacks goes to Core too, whose TOOL_NOT_FOUND says what to do. It does not reach Core
+ * (SessionTools).
  */
 
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool,
+  type ToolAnnotations
+} from "@modelcontextprotocol/sdk/types.js"
 import type { ToolSpec } from "@pedelec/contracts/node/AgentLink"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
-import * as McpSchema from "effect/ai/McpSchema"
-import * as McpServer from "effect/ai/McpServer"
-import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { SessionTools } from "./SessionTools.ts"
+import type { SessionTools } from "./SessionTools.ts"
 
-type Hints = { -readonly [K in keyof McpSchema.ToolAnnotations]?: McpSchema.ToolAnnotations[K] }
+type Hints = { -readonly [K in keyof ToolAnnotations]?: ToolAnnotations[K] }
 
-/**
- * The hints the page declared, by MCP's names. Effect's `Tool` fills MCP's defaults in for the others when it is
- * built (destructive and open world true, read-only and idempotent false), which is what an absent hint means.
- */
-export const hintsOf = (annotations: ToolSpec["annotations"]): McpSchema.ToolAnnotations | undefined => {
+/** The hints the page declared, by MCP's names; an absent one is left out, which MCP reads as its default. */
+export const hintsOf = (annotations: ToolSpec["annotations"]): ToolAnnotations | undefined => {
   if (annotations === undefined) return undefined
   const hints: Hints = {}
   if (annotations.title !== undefined) hints.title = annotations.title
   if (annotations.readOnly !== undefined) hints.readOnlyHint = annotations.readOnly
   if (annotations.destructive !== undefined) hints.destructiveHint = annotations.destructive
   if (annotations.idempotent !== undefined) hints.idempotentHint = annotations.idempotent
-  return Object.keys(hints).length === 0 ? undefined : (hints as McpSchema.ToolAnnotations)
+  return Object.keys(hints).length === 0 ? undefined : hints
 }
 
-export const toMcpTool = (spec: ToolSpec): McpSchema.Tool => {
+export const toMcpTool = (spec: ToolSpec): Tool => {
   const annotations = hintsOf(spec.annotations)
-  return new McpSchema.Tool({
+  return {
     name: spec.name,
+    ...(spec.annotations?.title === undefined ? {} : { title: spec.annotations.title }),
     description: spec.description,
-    inputSchema: spec.argsSchema as unknown as McpSchema.ToolJson,
+    inputSchema: spec.argsSchema as unknown as Tool["inputSchema"],
     ...(annotations === undefined ? {} : { annotations })
-  })
+  }
 }
 
 const isJsonObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value)
@@ -49,51 +52,45 @@ const isJsonObject = (value: unknown) => typeof value === "object" && value !== 
  * Never JSON that is not an object: gemini 0.61 takes a text block that parses as JSON for the call's
  * structuredContent, which MCP says is an object, and then refuses the whole answer ("expected record").
  */
-export const toResult = (output: CliOutput): McpSchema.CallToolResult => {
+export const toResult = (output: CliOutput): CallToolResult => {
   const text =
     output.ok && "result" in output && isJsonObject(output.result)
       ? JSON.stringify(output.result)
       : JSON.stringify(output)
-  return new McpSchema.CallToolResult({
-    content: [{ type: "text", text }],
-    ...(output.ok ? {} : { isError: true })
-  })
+  return { content: [{ type: "text", text }], ...(output.ok ? {} : { isError: true }) }
 }
 
 export const WAITING_ON_USER = "waiting on the user: the page asked a person, and the call has no timeout meanwhile"
 
-/**
- * For a request whose client asked for progress (`_meta.progressToken`), the notification that says the call waits
- * on the user; none otherwise. The shell's `tool-call` just waits.
- */
-const waitingNotice = (server: McpServer.McpServer["Service"]) =>
-  Effect.map(McpSchema.McpRequestContext, ({ requestMetadata }) => {
-    const progressToken = requestMetadata?.progressToken
-    if (typeof progressToken !== "string" && typeof progressToken !== "number") return undefined
-    return server.notifications["notifications/progress"]({
-      progressToken,
-      progress: 0,
-      message: WAITING_ON_USER
-    }).pipe(Effect.ignore)
-  })
+type ProgressToken = string | number
 
-/** Registers every tool of the session before the server reads its first request. */
-export const McpTools = Layer.effectDiscard(
-  Effect.gen(function* () {
-    const server = yield* McpServer.McpServer
-    const session = yield* SessionTools
-    yield* Effect.forEach(
-      session.specs,
-      (spec) =>
-        server.addTool({
-          tool: toMcpTool(spec),
-          annotations: Context.empty(),
-          handle: (args: Readonly<Record<string, unknown>>) =>
-            Effect.flatMap(waitingNotice(server), (notice) => session.call(spec.name, args, notice)).pipe(
-              Effect.map(toResult)
-            )
-        }),
-      { discard: true }
-    )
+const progressTokenOf = (meta: unknown): ProgressToken | undefined => {
+  const token = isJsonObject(meta) ? (meta as { readonly progressToken?: unknown }).progressToken : undefined
+  return typeof token === "string" || typeof token === "number" ? token : undefined
+}
+
+/** Answers `tools/list` from the specs read at start and `tools/call` through Core, any number at a time. */
+export const serveTools = (server: Server, session: SessionTools): void => {
+  const tools = session.specs.map(toMcpTool)
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }))
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const progressToken = progressTokenOf(request.params._meta)
+    // Only a client that asked for progress hears of the wait; the shell's `tool-call` just waits.
+    const onWaitingOnUser =
+      progressToken === undefined
+        ? undefined
+        : () =>
+            void extra
+              .sendNotification({
+                method: "notifications/progress",
+                params: { progressToken, progress: 0, message: WAITING_ON_USER }
+              })
+              .catch(() => undefined)
+    const args = request.params.arguments ?? {}
+    const output = await session.call(request.params.name, args, {
+      signal: extra.signal,
+      ...(onWaitingOnUser === undefined ? {} : { onWaitingOnUser })
+    })
+    return toResult(output)
   })
-)
+}

@@ -4,33 +4,35 @@
  * every tool's spec once (Core fixes a session's catalog when the session is created, so it never changes under
  * us), and calls a tool as the same Core `tool.call` that `pedelec-cli tool-call` sends, any number at a time; when
  * the caller wants to hear that a call waits on the user, it tags the call and asks Core (`tool.waits_on_user`).
- * Interrupting a call interrupts its Core request alone, so Core aborts the page's handler and the wire stays up.
- * It does not speak MCP (McpTools) nor print anything (Mcp).
+ * Aborting a call's signal interrupts its Core request alone, so Core aborts the page's handler and the wire stays
+ * up. Promises over AgentWire, no effect runtime: it is on every MCP call's path. It does not speak MCP (McpTools)
+ * nor print anything (Mcp).
  */
 
 import { ToolSpec, ToolSummary } from "@pedelec/contracts/node/AgentLink"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
-import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { capabilityProof, checkSession, decodeCliOutput, endpoint, hello, refused } from "../Agent.ts"
 import { type Answer, connect, type Wire } from "../AgentWire.ts"
-import { CliFailure } from "../CliFailure.ts"
 import { type Endpoint, garbled, type Refusal } from "../Reach.ts"
 
-export interface SessionToolsShape {
+export interface CallOptions {
+  /** Aborting it interrupts the Core request: Core cancels the page's handler. */
+  readonly signal?: AbortSignal
+  /** Run once if the page's handler starts waiting on a person (the call's timeout then pauses). */
+  readonly onWaitingOnUser?: () => void
+}
+
+export interface SessionTools {
   /** Every tool of the session, with its argument schema, in Core's order. */
   readonly specs: ReadonlyArray<ToolSpec>
   /**
    * One call, answered with the line `pedelec-cli tool-call` would print: the page's outcome, the result file, or
-   * Core's refusal (`ok: false`, in the agent's words). Never fails: a refusal is something the agent acts on.
+   * Core's refusal (`ok: false`, in the agent's words). Never rejects: a refusal is something the agent acts on.
    */
-  readonly call: (
-    name: string,
-    args: Readonly<Record<string, unknown>>,
-    onWaitingOnUser?: Effect.Effect<void>
-  ) => Effect.Effect<CliOutput>
+  readonly call: (name: string, args: Readonly<Record<string, unknown>>, options?: CallOptions) => Promise<CliOutput>
+  /** Interrupts what is still pending (Core cancels it) and closes the connection. */
+  readonly close: () => Promise<void>
 }
 
 interface Link {
@@ -52,79 +54,87 @@ const open = async (threadId: string, version: string): Promise<Link | Refusal> 
   return refusedHello
 }
 
-const link = (threadId: string, version: string) =>
-  Effect.acquireRelease(
-    Effect.promise(() => open(threadId, version)).pipe(
-      Effect.flatMap((opened) => ("error" in opened ? Effect.fail(new CliFailure(opened)) : Effect.succeed(opened)))
-    ),
-    ({ wire }) => Effect.sync(() => wire.close())
-  )
+const request = (link: Link, tag: string, payload: unknown, signal?: AbortSignal): Promise<Answer> =>
+  link.wire.request(tag, payload, capabilityProof(), undefined, signal)
 
-/** One request with the capability proof; interrupting the fiber aborts the request (AgentWire sends Interrupt). */
-const request = (wire: Wire, tag: string, payload: unknown): Effect.Effect<Answer> =>
-  Effect.promise((signal) => wire.request(tag, payload, capabilityProof(), undefined, signal))
-
-/** `tool.list`, then `tool.spec` for each: the page's schemas exactly as Core validates calls against them. */
-const readSpecs = (opened: Link, threadId: string) =>
-  Effect.gen(function* () {
-    const ask = <S extends Schema.Top>(tag: string, payload: unknown, schema: S) =>
-      request(opened.wire, tag, payload).pipe(
-        Effect.flatMap((answer) =>
-          answer._tag === "Success"
-            ? Schema.decodeUnknownEffect(schema)(answer.value).pipe(
-                Effect.mapError(() => new CliFailure(garbled(opened.at, `${tag}: not a ${tag.slice(5)}`)))
-              )
-            : Effect.fail(new CliFailure(refused(answer, threadId)))
-        )
-      ) as Effect.Effect<S["Type"], CliFailure>
-    const summaries = yield* ask("tool.list", { sessionId: threadId }, Schema.Array(ToolSummary))
-    return yield* Effect.forEach(summaries, ({ name }) => ask("tool.spec", { sessionId: threadId, name }, ToolSpec))
-  })
-
-/** Core's answer to `tool.call` as the line pedelec-cli prints (Agent's decoding and Agent's refusal words). */
-const outputOf = (answer: Answer, opened: Link, threadId: string): CliOutput => {
-  if (answer._tag !== "Success") return { ok: false, error: refused(answer, threadId).error }
-  return decodeCliOutput(answer.value) ?? { ok: false, error: garbled(opened.at, "tool.call: not a CliOutput").error }
+/** One answer decoded with `schema`, or the refusal the agent commands would print. */
+const ask = async <S extends Schema.Decoder<unknown>>(
+  link: Link,
+  threadId: string,
+  tag: string,
+  payload: unknown,
+  schema: S
+) => {
+  const answer = await request(link, tag, payload)
+  if (answer._tag !== "Success") return refused(answer, threadId)
+  const decoded = Schema.decodeUnknownExit(schema)(answer.value)
+  return decoded._tag === "Success"
+    ? { value: decoded.value as S["Type"] }
+    : garbled(link.at, `${tag}: not a ${tag.slice(5)}`)
 }
 
-export class SessionTools extends Context.Service<SessionTools, SessionToolsShape>()("pedelec/cli/SessionTools") {
-  /** The connection lives as long as the layer: one hello for the whole MCP session. */
-  static readonly layer = (options: {
-    readonly threadId: string
-    readonly version: string
-  }): Layer.Layer<SessionTools, CliFailure> =>
-    Layer.effect(
-      SessionTools,
-      Effect.gen(function* () {
-        const { threadId } = options
-        const opened = yield* link(threadId, options.version)
-        const specs = yield* readSpecs(opened, threadId)
-        let calls = 0
-        const call = Effect.fn("SessionTools.call")(function* (
-          name: string,
-          args: Readonly<Record<string, unknown>>,
-          onWaitingOnUser?: Effect.Effect<void>
-        ) {
-          if (onWaitingOnUser === undefined) {
-            return outputOf(
-              yield* request(opened.wire, "tool.call", { sessionId: threadId, name, args }),
-              opened,
-              threadId
-            )
-          }
-          // Tagged, so that Core can say when this call waits on a person; that wait ends with the call.
-          const tag = `${process.pid}-${++calls}`
-          const heard = request(opened.wire, "tool.waits_on_user", { sessionId: threadId, tag }).pipe(
-            Effect.flatMap((answer) => (answer._tag === "Success" ? onWaitingOnUser : Effect.void)),
-            Effect.andThen(Effect.never)
+/** `tool.list`, then `tool.spec` for each: the page's schemas exactly as Core validates calls against them. */
+const readSpecs = async (link: Link, threadId: string): Promise<ReadonlyArray<ToolSpec> | Refusal> => {
+  const summaries = await ask(link, threadId, "tool.list", { sessionId: threadId }, Schema.Array(ToolSummary))
+  if ("error" in summaries) return summaries
+  const specs: Array<ToolSpec> = []
+  for (const { name } of summaries.value) {
+    const spec = await ask(link, threadId, "tool.spec", { sessionId: threadId, name }, ToolSpec)
+    if ("error" in spec) return spec
+    specs.push(spec.value)
+  }
+  return specs
+}
+
+/** Core's answer to `tool.call` as the line pedelec-cli prints (Agent's decoding and Agent's refusal words). */
+const outputOf = (answer: Answer, link: Link, threadId: string): CliOutput => {
+  if (answer._tag !== "Success") return { ok: false, error: refused(answer, threadId).error }
+  return decodeCliOutput(answer.value) ?? { ok: false, error: garbled(link.at, "tool.call: not a CliOutput").error }
+}
+
+/** The call, tagged, beside Core's word that it waits on the user; that wait is dropped when the call ends. */
+const callHearingWaits = async (
+  link: Link,
+  payload: { readonly sessionId: string; readonly name: string; readonly args: unknown; readonly tag: string },
+  onWaitingOnUser: () => void,
+  signal: AbortSignal | undefined
+) => {
+  const waits = new AbortController()
+  void request(link, "tool.waits_on_user", { sessionId: payload.sessionId, tag: payload.tag }, waits.signal).then(
+    (answer) => {
+      if (answer._tag === "Success" && !waits.signal.aborted) onWaitingOnUser()
+    }
+  )
+  try {
+    return await request(link, "tool.call", payload, signal)
+  } finally {
+    waits.abort()
+  }
+}
+
+/** The session's tools, read once, and a call for each; or why the session cannot be served. */
+export const openSessionTools = async (threadId: string, version: string): Promise<SessionTools | Refusal> => {
+  const link = await open(threadId, version)
+  if ("error" in link) return link
+  const specs = await readSpecs(link, threadId)
+  if ("error" in specs) {
+    link.wire.close()
+    return specs
+  }
+  let calls = 0
+  const call = async (name: string, args: Readonly<Record<string, unknown>>, options: CallOptions = {}) => {
+    const payload = { sessionId: threadId, name, args }
+    const answer =
+      options.onWaitingOnUser === undefined
+        ? await request(link, "tool.call", payload, options.signal)
+        : // Tagged, so that Core can say when this call waits on a person; that wait ends with the call.
+          await callHearingWaits(
+            link,
+            { ...payload, tag: `${process.pid}-${++calls}` },
+            options.onWaitingOnUser,
+            options.signal
           )
-          const answer = yield* Effect.raceFirst(
-            request(opened.wire, "tool.call", { sessionId: threadId, name, args, tag }),
-            heard
-          )
-          return outputOf(answer, opened, threadId)
-        })
-        return SessionTools.of({ specs, call })
-      })
-    )
+    return outputOf(answer, link, threadId)
+  }
+  return { specs, call, close: () => link.wire.cancel() }
 }
