@@ -73,7 +73,7 @@ describe("checkBoundaries", () => {
     expect(await checkBoundaries(await fixture())).toEqual([])
   })
 
-  // It parses every file of the workspace: ~8 s alone on 2 cores, and it passed 30 s beside the other Nx tasks of a
+  // It parses every file of the workspace: ~8 s alone on 2 cores, and over 30 s beside the other Nx tasks of a
   // clean-clone CI run on a slow VM (the rest of the suite took twice its usual time that day).
   it("accepts the real workspace", { timeout: 120_000 }, async () => {
     expect(await checkBoundaries(workspaceRoot)).toEqual([])

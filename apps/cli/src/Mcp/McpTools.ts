@@ -19,6 +19,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { ToolSpec } from "@pedelec/contracts/node/AgentLink"
 import type { CliOutput } from "@pedelec/contracts/node/CliOutput"
+import { isRecord } from "../Unknown.ts"
 import type { SessionTools } from "./SessionTools.ts"
 
 type Hints = { -readonly [K in keyof ToolAnnotations]?: ToolAnnotations[K] }
@@ -45,8 +46,6 @@ export const toMcpTool = (spec: ToolSpec): Tool => {
   }
 }
 
-const isJsonObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
  * What the agent reads back: the result itself when it came inline as a JSON object, else the line tool-call prints.
  * Never JSON that is not an object: gemini 0.61 takes a text block that parses as JSON for the call's
@@ -54,9 +53,7 @@ const isJsonObject = (value: unknown) => typeof value === "object" && value !== 
  */
 export const toResult = (output: CliOutput): CallToolResult => {
   const text =
-    output.ok && "result" in output && isJsonObject(output.result)
-      ? JSON.stringify(output.result)
-      : JSON.stringify(output)
+    output.ok && "result" in output && isRecord(output.result) ? JSON.stringify(output.result) : JSON.stringify(output)
   return { content: [{ type: "text", text }], ...(output.ok ? {} : { isError: true }) }
 }
 
@@ -65,7 +62,7 @@ export const WAITING_ON_USER = "waiting on the user: the page asked a person, an
 type ProgressToken = string | number
 
 const progressTokenOf = (meta: unknown): ProgressToken | undefined => {
-  const token = isJsonObject(meta) ? (meta as { readonly progressToken?: unknown }).progressToken : undefined
+  const token = isRecord(meta) ? meta.progressToken : undefined
   return typeof token === "string" || typeof token === "number" ? token : undefined
 }
 
