@@ -99,14 +99,24 @@ export const loadConversation = async (file: string): Promise<Array<ChatMessage>
 
 /**
  * Appends the messages after the first `saved` (the ones the file holds already) and returns how many it holds now.
- * Blocking on purpose: the turn waits for the file anyway (before its first round, before its completion), and a
+ * Blocking on purpose: the turn waits for the file anyway (before its first round, after its completion), and a
  * thread-pool round trip costs a loaded 2-core machine more than the append itself.
  */
 export const appendConversation = (file: string, messages: ReadonlyArray<ChatMessage>, saved: number): number => {
   if (saved >= messages.length) return saved
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-  const lines = messages.slice(saved).map((message) => `${JSON.stringify(message)}\n`)
-  appendFileSync(file, lines.join(""), { mode: 0o600 })
+  const text = messages
+    .slice(saved)
+    .map((message) => `${JSON.stringify(message)}\n`)
+    .join("")
+  // The folder is made when an append finds none: a warm agent appends twice a turn, and a mkdir each time was two
+  // system calls more on the turn's path.
+  try {
+    appendFileSync(file, text, { mode: 0o600 })
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code !== "ENOENT") throw cause
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+    appendFileSync(file, text, { mode: 0o600 })
+  }
   return messages.length
 }
 

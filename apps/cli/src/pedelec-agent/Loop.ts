@@ -35,6 +35,8 @@ export interface TurnContext {
   readonly think: boolean | string | undefined
   readonly signal: AbortSignal
   readonly emit: (event: ProviderEvent) => void
+  /** Settles once everything emitted so far has been handed to stdout. */
+  readonly emitted: () => Promise<void>
 }
 
 const systemMessage = (workspace: string): ChatMessage => ({
@@ -133,9 +135,12 @@ export const runTurn = async (request: AgentLoopRequest, context: TurnContext, k
     })
     if (reply.content !== "") context.emit({ type: "message", text: reply.content })
     if (reply.toolCalls.length === 0) {
-      save()
       context.emit({ type: "usage", inputTokens, outputTokens })
       context.emit({ type: "completed" })
+      // Core hears the completion before the append, not an append later (the next turn waits for it here: stdin is
+      // read after this returns). A kill in between loses this answer from the file, never a user's text.
+      await context.emitted()
+      save()
       return
     }
     for (const call of reply.toolCalls) {

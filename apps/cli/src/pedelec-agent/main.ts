@@ -84,6 +84,8 @@ const serve = async (think: boolean | string | undefined) => {
   }
   process.once("SIGINT", stop).once("SIGTERM", stop)
   const kept = emptyKept()
+  // The printer settles its promises in order: the last one settled means every line before it went out too.
+  let lastPrint = Promise.resolve()
   const context: TurnContext = {
     threadId: process.env.PEDELEC_THREAD_ID ?? "",
     workspace: process.cwd(),
@@ -91,7 +93,10 @@ const serve = async (think: boolean | string | undefined) => {
     version: packageJson.version,
     think,
     signal: cancel.signal,
-    emit: (event) => void print(event)
+    emit: (event) => {
+      lastPrint = print(event)
+    },
+    emitted: () => lastPrint
   }
   readAhead(kept, context.threadId, context.version)
   try {

@@ -1,7 +1,7 @@
-// pedelec-agent's conversation store and context window: saved privately and read back, appended (each message
-// written once), a torn last line dropped and cut off, a damaged file starts the conversation over, one saved whole
-// by the version before is moved to JSONL, ids cannot name a path, and the window keeps the current turn while the
-// oldest turns go first, in one pass that measures each message once.
+// pedelec-agent's conversation store and context window: saved privately and read back, appended (each message written
+// once, its folder made again when it went), a torn last line dropped and cut off, a damaged file starts the
+// conversation over, one saved whole by the version before is moved to JSONL, ids cannot name a path, and the window
+// keeps the current turn while the oldest turns go first, in one pass that measures each message once.
 import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import os from "node:os"
 import path from "node:path"
@@ -54,6 +54,16 @@ describe("conversation store", () => {
     expect(appendConversation(file, messages, saved)).toBe(2)
     expect((await readFile(file, "utf8")).split("\n")).toHaveLength(3)
     expect(await loadConversation(file)).toEqual(messages)
+  })
+
+  it("makes the folder again when it was removed between appends (a user cleaning up), privately", async () => {
+    const file = conversationFile(dir, "session-gone", newConversationId())
+    const messages = turn(1, 10)
+    appendConversation(file, messages.slice(0, 2), 0)
+    await rm(path.dirname(file), { recursive: true })
+    expect(appendConversation(file, messages, 2)).toBe(messages.length)
+    expect(await loadConversation(file)).toEqual(messages.slice(2))
+    expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700)
   })
 
   it("drops a torn last line (a crash mid-append) and cuts it off, so the next append reads back", async () => {

@@ -73,7 +73,8 @@ describe("kept between turns", () => {
       version: "test",
       think: undefined,
       signal: new AbortController().signal,
-      emit: (event: ProviderEvent) => void emitted.push(event)
+      emit: (event: ProviderEvent) => void emitted.push(event),
+      emitted: () => Promise.resolve()
     }
     const before = shows()
     const request = { prompt: "", model: "scripted-model", baseUrl: server.url, apiKey: "ollama", timeoutMs: 5_000 }

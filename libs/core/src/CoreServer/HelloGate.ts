@@ -6,8 +6,9 @@
  * connections exist at once (the oldest is closed for a new one), and any other request is refused PROTOCOL_ERROR; a
  * hello that fails is answered and the connection closed. An unknown tag is PROTOCOL_ERROR, a payload that does not
  * decode INVALID_INPUT with its pointer (effect/rpc 4.1 answers both with a `Die` and has no option for it). A stream
- * is not paced by its client's Acks (they are dropped here) but by the socket: a write waits for it to drain. It does
- * not serve any method (the handlers) or check a proof (CoreAuth).
+ * is not paced by its client's Acks (they are dropped here) but by the socket: a write waits for it to drain (the
+ * Outbox's). A connection cut off mid-line gets its coded last line and is read a little longer, so that line is not
+ * lost to a reset. It does not serve any method (the handlers) or check a proof (CoreAuth).
  *
  * Measured before the gate: 20 parallel unauthenticated 15 MiB lines took Core to 1.2 GB; each connection holding a
  * partial line pinned ~18 MiB; ~1,000 idle sockets exhausted a 1,024-descriptor limit.
@@ -22,10 +23,10 @@ import type { Rpc } from "effect/rpc"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import type { FromClientEncoded, FromServerEncoded, RequestEncoded } from "effect/rpc/RpcMessage"
 import * as Schema from "effect/Schema"
-import * as Semaphore from "effect/Semaphore"
 import type * as Socket from "effect/socket/Socket"
 import * as SocketServer from "effect/socket/SocketServer"
 import { CoreConfig } from "../CoreConfig.ts"
+import { makeOutbox } from "./Outbox.ts"
 
 /** The longest line a connection may send before its hello succeeded: a hello is under 200 bytes. */
 export const PRE_HELLO_LINE = 64 * 1024
@@ -56,6 +57,8 @@ interface Gate {
   readonly hellos: Set<string>
   /** The request effect/rpc is handling right now, synchronously: a decode failure is answered within it. */
   current: RequestEncoded | undefined
+  /** Cut off mid-line: what still comes is read and dropped until the client goes or LINGER_MS passed. */
+  lingering: boolean
   readonly closed: Deferred.Deferred<void>
 }
 
@@ -116,6 +119,18 @@ const refusalOf = (shared: Shared, gate: Gate, request: RequestEncoded): Pedelec
 const closeWith = (client: Client, last: FromServerEncoded) =>
   Effect.andThen(client.write(last), Deferred.succeed(client.gate.closed, undefined))
 
+/**
+ * How long a connection cut off mid-line is still read after its last line. Closed with the rest of the line unread,
+ * the socket sends a reset, and a client whose receive queue still held that line lost it (1 run in 3 of the
+ * pre-hello cap test on a loaded 2-core box). Bounded, so a client that never stops sending still goes.
+ */
+const LINGER_MS = 1_000
+
+const cutOff = (client: Client, last: FromServerEncoded) => {
+  client.gate.lingering = true
+  return closeWith(client, last)
+}
+
 /** One request: refused by the gate, or handed to effect/rpc with the gate watching for its decode failure. */
 const onRequest = (shared: Shared, id: number, client: Client, request: RequestEncoded): Effect.Effect<void> => {
   const { gate } = client
@@ -139,11 +154,12 @@ const onData =
   (shared: Shared, id: number, client: Client, parser: RpcSerialization.Parser) =>
   (data: Uint8Array | string): Effect.Effect<void> => {
     const { gate } = client
+    if (gate.lingering) return Effect.void
     if (!gate.greeted) {
       gate.partial = partialAfter(gate.partial, data)
       if (gate.partial > PRE_HELLO_LINE) {
         const details = { bytes: gate.partial, limit: PRE_HELLO_LINE }
-        return closeWith(client, defect(PedelecError.fromCode("MESSAGE_TOO_LARGE", "core", { details })))
+        return cutOff(client, defect(PedelecError.fromCode("MESSAGE_TOO_LARGE", "core", { details })))
       }
     }
     let messages: ReadonlyArray<FromClientEncoded>
@@ -151,7 +167,7 @@ const onData =
       messages = parser.decode(data) as ReadonlyArray<FromClientEncoded>
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause)
-      return closeWith(client, defect(protocolError(`an unreadable line: ${reason.slice(0, 200)}`)))
+      return cutOff(client, defect(protocolError(`an unreadable line: ${reason.slice(0, 200)}`)))
     }
     return Effect.forEach(
       messages,
@@ -185,14 +201,13 @@ const evictOldest = (shared: Shared) => {
 const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Socket) {
   const id = shared.nextId++
   const parser = shared.serialization.makeUnsafe()
-  const writer = yield* socket.writer
-  // One write at a time waits for the socket to drain: the others wait here, each with its encoded line, rather
-  // than as one more drain/error/close listener set on the socket each (100 sessions' streams on one connection,
-  // unpaced by Acks, passed Node's 10 and it warned of a leak on Core's stderr).
-  const draining = yield* Semaphore.make(1)
+  // One write at a time waits for the socket to drain: the others wait in the Outbox, each with its encoded line,
+  // rather than as one more drain/error/close listener set on the socket each (100 sessions' streams on one
+  // connection, unpaced by Acks, passed Node's 10 and it warned of a leak on Core's stderr).
+  const outbox = yield* makeOutbox(yield* socket.writer)
   const write = (response: FromServerEncoded) => {
     const encoded = parser.encode(response)
-    return encoded === undefined ? Effect.void : draining.withPermits(1)(Effect.ignore(writer.write(encoded)))
+    return encoded === undefined ? Effect.void : outbox(encoded)
   }
   if (shared.ungreeted.size >= MAX_UNGREETED) yield* evictOldest(shared)
   const gate: Gate = {
@@ -200,6 +215,7 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
     partial: 0,
     hellos: new Set(),
     current: undefined,
+    lingering: false,
     closed: yield* Deferred.make<void>()
   }
   const client: Client = { gate, write }
@@ -225,7 +241,10 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
     }
   }).pipe(Effect.catch(() => Effect.void))
   // Leaving this scope ends the socket gracefully (the writer's release), after what was written.
-  yield* Effect.raceFirst(reading, Deferred.await(gate.closed))
+  const closed = Effect.andThen(Deferred.await(gate.closed), () =>
+    gate.lingering ? Effect.sleep(LINGER_MS) : Effect.void
+  )
+  yield* Effect.raceFirst(reading, closed)
 })
 
 /** effect/rpc's answer on its way out: a hello's verdict, and a decode failure's Die made a coded failure. */

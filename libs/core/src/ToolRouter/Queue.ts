@@ -134,9 +134,11 @@ export const finish = (session: Session, call: Call, ending: Ending): Effect.Eff
       // Nothing else waits on the page: the turn runs again, said with the call's end in one chunk (one write to
       // each client, and the host's one write to the extension) rather than a hop behind it.
       const status = wasOffered && queue.length === 0 ? yield* moveToolPending(session, false) : undefined
-      if (wasOffered) yield* publishEnding(session, call, ending, status)
+      // The agent's answer is woken first, so its write leaves before the observers' (the agent waits on it; they
+      // do not). Nothing runs in between: the events are published before this fiber yields.
       if (ending.kind === "answered") yield* Deferred.succeed(call.reply, ending.outcome)
       else yield* Deferred.fail(call.reply, ending.error)
+      if (wasOffered) yield* publishEnding(session, call, ending, status)
       const next = queue[0]
       if (next && next.offeredAt === undefined) yield* offer(session, next)
     })
