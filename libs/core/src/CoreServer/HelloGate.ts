@@ -23,6 +23,7 @@ import type { Rpc } from "effect/rpc"
 import { RpcSerialization, RpcServer } from "effect/rpc"
 import type { FromClientEncoded, FromServerEncoded, RequestEncoded } from "effect/rpc/RpcMessage"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import type * as Socket from "effect/socket/Socket"
 import * as SocketServer from "effect/socket/SocketServer"
 import { CoreConfig } from "../CoreConfig.ts"
@@ -65,6 +66,8 @@ interface Gate {
 interface Client {
   readonly gate: Gate
   readonly write: (response: FromServerEncoded) => Effect.Effect<void>
+  /** Half-closes the socket (its writer's release): the client reads its end while Core still reads. */
+  readonly endWrites: Effect.Effect<void>
 }
 
 /** What every connection shares: the group it serves, the clients, and effect/rpc's side of the protocol. */
@@ -126,9 +129,12 @@ const closeWith = (client: Client, last: FromServerEncoded) =>
  */
 const LINGER_MS = 1_000
 
+/** The last line and the client told at once (end of stream), then read until it goes or LINGER_MS passed. */
 const cutOff = (client: Client, last: FromServerEncoded) => {
   client.gate.lingering = true
-  return closeWith(client, last)
+  return Effect.andThen(client.write(last), client.endWrites).pipe(
+    Effect.andThen(Deferred.succeed(client.gate.closed, undefined))
+  )
 }
 
 /** One request: refused by the gate, or handed to effect/rpc with the gate watching for its decode failure. */
@@ -204,7 +210,8 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
   // One write at a time waits for the socket to drain: the others wait in the Outbox, each with its encoded line,
   // rather than as one more drain/error/close listener set on the socket each (100 sessions' streams on one
   // connection, unpaced by Acks, passed Node's 10 and it warned of a leak on Core's stderr).
-  const outbox = yield* makeOutbox(yield* socket.writer)
+  const writes = yield* Scope.fork(yield* Effect.scope)
+  const outbox = yield* makeOutbox(yield* Scope.provide(socket.writer, writes))
   const write = (response: FromServerEncoded) => {
     const encoded = parser.encode(response)
     return encoded === undefined ? Effect.void : outbox(encoded)
@@ -218,7 +225,7 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
     lingering: false,
     closed: yield* Deferred.make<void>()
   }
-  const client: Client = { gate, write }
+  const client: Client = { gate, write, endWrites: Scope.close(writes, Exit.void) }
   shared.ungreeted.add(id)
   shared.clients.set(id, client)
   yield* Effect.addFinalizer(() => {
