@@ -1,6 +1,6 @@
-// Outbox: lines handed over in one pass of the event loop leave in one write, in order; each caller waits until its
-// line was written; a batch made while the socket drains waits for the one before it (a fake Writer: what reaches a
-// real socket, and its syscalls, the MCP chain bench and strace showed).
+// Outbox: lines handed over in one pass of the event loop leave in one write, in order; a writer goes on at once
+// while the socket takes its lines and waits while it drains, and a batch made meanwhile waits for the one before it
+// (a fake Writer: what reaches a real socket, and its syscalls, the MCP chain bench and strace showed).
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -27,33 +27,40 @@ describe("Outbox", () => {
   it.live("writes the lines of one pass together, in the order they were handed over", () =>
     Effect.gen(function* () {
       const { writer, writes } = recordingWriter()
-      const write = yield* makeOutbox(writer)
-      yield* Effect.all([write("a\n"), write("b\n"), write("c\n")], { concurrency: "unbounded" })
+      const { write, writeLast } = yield* makeOutbox(writer)
+      yield* Effect.all([write("a\n"), write("b\n"), writeLast("c\n")], { concurrency: "unbounded" })
       assert.deepStrictEqual(writes, [["a\n", "b\n", "c\n"]])
-      yield* write("d\n")
+      yield* writeLast("d\n")
       assert.deepStrictEqual(writes, [["a\n", "b\n", "c\n"], ["d\n"]])
     })
   )
 
-  it.live("holds a caller until its line is written, and a later batch behind a draining one", () =>
+  it.live("lets writers on while the socket takes the lines, holds them while it drains, in order", () =>
     Effect.gen(function* () {
       const { writer, writes, gate } = recordingWriter()
-      const write = yield* makeOutbox(writer)
+      const { write, writeLast } = yield* makeOutbox(writer)
       gate.drained = yield* Deferred.make<void>()
-      const first = yield* Effect.forkChild(write("first\n"))
+      // Nothing drains yet: the first writer goes on before its line is even written.
+      yield* write("first\n")
+      assert.deepStrictEqual(writes, [])
       yield* Effect.sleep(5)
-      const second = yield* Effect.forkChild(write("second\n"))
-      yield* Effect.sleep(5)
-      // The first batch is written and waits for the drain; the second is not written until it came.
       assert.deepStrictEqual(writes, [["first\n"]])
-      assert.isUndefined(first.pollUnsafe())
+      // The socket did not take it all: the next writers wait, and their batch waits for the drain.
+      const second = yield* Effect.forkChild(write("second\n"))
+      const last = yield* Effect.forkChild(writeLast("last\n"))
+      yield* Effect.sleep(5)
+      assert.deepStrictEqual(writes, [["first\n"]])
       assert.isUndefined(second.pollUnsafe())
+      assert.isUndefined(last.pollUnsafe())
       const drained = gate.drained
       gate.drained = undefined
       yield* Deferred.succeed(drained, undefined)
-      yield* Fiber.join(first)
       yield* Fiber.join(second)
-      assert.deepStrictEqual(writes, [["first\n"], ["second\n"]])
+      yield* Fiber.join(last)
+      assert.deepStrictEqual(writes, [["first\n"], ["second\n", "last\n"]])
+      // Drained: writers go on at once again.
+      yield* write("again\n")
+      assert.deepStrictEqual(writes.length, 2)
     })
   )
 })

@@ -66,6 +66,8 @@ interface Gate {
 interface Client {
   readonly gate: Gate
   readonly write: (response: FromServerEncoded) => Effect.Effect<void>
+  /** Writes the connection's last line and waits until the socket has it. */
+  readonly writeLast: (response: FromServerEncoded) => Effect.Effect<void>
   /** Half-closes the socket (its writer's release): the client reads its end while Core still reads. */
   readonly endWrites: Effect.Effect<void>
 }
@@ -120,7 +122,7 @@ const refusalOf = (shared: Shared, gate: Gate, request: RequestEncoded): Pedelec
 }
 
 const closeWith = (client: Client, last: FromServerEncoded) =>
-  Effect.andThen(client.write(last), Deferred.succeed(client.gate.closed, undefined))
+  Effect.andThen(client.writeLast(last), Deferred.succeed(client.gate.closed, undefined))
 
 /**
  * How long a connection cut off mid-line is still read after its last line. Closed with the rest of the line unread,
@@ -132,7 +134,7 @@ const LINGER_MS = 1_000
 /** The last line and the client told at once (end of stream), then read until it goes or LINGER_MS passed. */
 const cutOff = (client: Client, last: FromServerEncoded) => {
   client.gate.lingering = true
-  return Effect.andThen(client.write(last), client.endWrites).pipe(
+  return Effect.andThen(client.writeLast(last), client.endWrites).pipe(
     Effect.andThen(Deferred.succeed(client.gate.closed, undefined))
   )
 }
@@ -212,10 +214,13 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
   // connection, unpaced by Acks, passed Node's 10 and it warned of a leak on Core's stderr).
   const writes = yield* Scope.fork(yield* Effect.scope)
   const outbox = yield* makeOutbox(yield* Scope.provide(socket.writer, writes))
-  const write = (response: FromServerEncoded) => {
-    const encoded = parser.encode(response)
-    return encoded === undefined ? Effect.void : outbox(encoded)
-  }
+  const encoded =
+    (to: (line: string | Uint8Array) => Effect.Effect<void>) =>
+    (response: FromServerEncoded): Effect.Effect<void> => {
+      const line = parser.encode(response)
+      return line === undefined ? Effect.void : to(line)
+    }
+  const write = encoded(outbox.write)
   if (shared.ungreeted.size >= MAX_UNGREETED) yield* evictOldest(shared)
   const gate: Gate = {
     greeted: false,
@@ -225,7 +230,12 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
     lingering: false,
     closed: yield* Deferred.make<void>()
   }
-  const client: Client = { gate, write, endWrites: Scope.close(writes, Exit.void) }
+  const client: Client = {
+    gate,
+    write,
+    writeLast: encoded(outbox.writeLast),
+    endWrites: Scope.close(writes, Exit.void)
+  }
   shared.ungreeted.add(id)
   shared.clients.set(id, client)
   yield* Effect.addFinalizer(() => {
