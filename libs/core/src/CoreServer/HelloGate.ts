@@ -6,9 +6,9 @@
  * connections exist at once (the oldest is closed for a new one), and any other request is refused PROTOCOL_ERROR; a
  * hello that fails is answered and the connection closed. An unknown tag is PROTOCOL_ERROR, a payload that does not
  * decode INVALID_INPUT with its pointer (effect/rpc 4.1 answers both with a `Die` and has no option for it). A stream
- * is not paced by its client's Acks (they are dropped here) but by the socket: a write waits for it to drain (the
- * Outbox's). A connection cut off mid-line gets its coded last line and is read a little longer, so that line is not
- * lost to a reset. It does not serve any method (the handlers) or check a proof (CoreAuth).
+ * is not paced by its client's Acks (they are dropped here) but by the socket: a write waits for it to drain. A
+ * connection cut off mid-line gets its coded last line and is read a little longer, so that line is not lost to a
+ * reset. It does not serve any method (the handlers) or check a proof (CoreAuth).
  *
  * Measured before the gate: 20 parallel unauthenticated 15 MiB lines took Core to 1.2 GB; each connection holding a
  * partial line pinned ~18 MiB; ~1,000 idle sockets exhausted a 1,024-descriptor limit.
@@ -24,10 +24,10 @@ import { RpcSerialization, RpcServer } from "effect/rpc"
 import type { FromClientEncoded, FromServerEncoded, RequestEncoded } from "effect/rpc/RpcMessage"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import type * as Socket from "effect/socket/Socket"
 import * as SocketServer from "effect/socket/SocketServer"
 import { CoreConfig } from "../CoreConfig.ts"
-import { makeOutbox } from "./Outbox.ts"
 
 /** The longest line a connection may send before its hello succeeded: a hello is under 200 bytes. */
 export const PRE_HELLO_LINE = 64 * 1024
@@ -65,9 +65,8 @@ interface Gate {
 
 interface Client {
   readonly gate: Gate
+  /** Returns once the line is written (and the socket drained, if it had to). */
   readonly write: (response: FromServerEncoded) => Effect.Effect<void>
-  /** Writes the connection's last line and waits until the socket has it. */
-  readonly writeLast: (response: FromServerEncoded) => Effect.Effect<void>
   /** Half-closes the socket (its writer's release): the client reads its end while Core still reads. */
   readonly endWrites: Effect.Effect<void>
 }
@@ -122,7 +121,7 @@ const refusalOf = (shared: Shared, gate: Gate, request: RequestEncoded): Pedelec
 }
 
 const closeWith = (client: Client, last: FromServerEncoded) =>
-  Effect.andThen(client.writeLast(last), Deferred.succeed(client.gate.closed, undefined))
+  Effect.andThen(client.write(last), Deferred.succeed(client.gate.closed, undefined))
 
 /**
  * How long a connection cut off mid-line is still read after its last line. Closed with the rest of the line unread,
@@ -134,7 +133,7 @@ const LINGER_MS = 1_000
 /** The last line and the client told at once (end of stream), then read until it goes or LINGER_MS passed. */
 const cutOff = (client: Client, last: FromServerEncoded) => {
   client.gate.lingering = true
-  return Effect.andThen(client.writeLast(last), client.endWrites).pipe(
+  return Effect.andThen(client.write(last), client.endWrites).pipe(
     Effect.andThen(Deferred.succeed(client.gate.closed, undefined))
   )
 }
@@ -209,18 +208,17 @@ const evictOldest = (shared: Shared) => {
 const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Socket) {
   const id = shared.nextId++
   const parser = shared.serialization.makeUnsafe()
-  // One write at a time waits for the socket to drain: the others wait in the Outbox, each with its encoded line,
-  // rather than as one more drain/error/close listener set on the socket each (100 sessions' streams on one
-  // connection, unpaced by Acks, passed Node's 10 and it warned of a leak on Core's stderr).
+  // The writer in a scope of its own, so a connection cut off can end its writes while Core still reads.
   const writes = yield* Scope.fork(yield* Effect.scope)
-  const outbox = yield* makeOutbox(yield* Scope.provide(socket.writer, writes))
-  const encoded =
-    (to: (line: string | Uint8Array) => Effect.Effect<void>) =>
-    (response: FromServerEncoded): Effect.Effect<void> => {
-      const line = parser.encode(response)
-      return line === undefined ? Effect.void : to(line)
-    }
-  const write = encoded(outbox.write)
+  const writer = yield* Scope.provide(socket.writer, writes)
+  // One write at a time waits for the socket to drain: the others wait here, each with its encoded line, rather
+  // than as one more drain/error/close listener set on the socket each (100 sessions' streams on one connection,
+  // unpaced by Acks, passed Node's 10 and it warned of a leak on Core's stderr).
+  const draining = yield* Semaphore.make(1)
+  const write = (response: FromServerEncoded) => {
+    const encoded = parser.encode(response)
+    return encoded === undefined ? Effect.void : draining.withPermits(1)(Effect.ignore(writer.write(encoded)))
+  }
   if (shared.ungreeted.size >= MAX_UNGREETED) yield* evictOldest(shared)
   const gate: Gate = {
     greeted: false,
@@ -230,12 +228,7 @@ const onSocket = Effect.fnUntraced(function* (shared: Shared, socket: Socket.Soc
     lingering: false,
     closed: yield* Deferred.make<void>()
   }
-  const client: Client = {
-    gate,
-    write,
-    writeLast: encoded(outbox.writeLast),
-    endWrites: Scope.close(writes, Exit.void)
-  }
+  const client: Client = { gate, write, endWrites: Scope.close(writes, Exit.void) }
   shared.ungreeted.add(id)
   shared.clients.set(id, client)
   yield* Effect.addFinalizer(() => {
