@@ -125,7 +125,7 @@ const closeWith = (client: Client, last: FromServerEncoded) =>
 
 /**
  * How long a connection cut off mid-line is still read after its last line. Closed with the rest of the line unread,
- * the socket sends a reset, and a client whose receive queue still held that line lost it (1 run in 3 of the
+ * the socket sends a reset, and a client whose receive queue still held that line lost it (2 runs in 5 of the
  * pre-hello cap test on a loaded 2-core box). Bounded, so a client that never stops sending still goes.
  */
 const LINGER_MS = 1_000
