@@ -21,6 +21,7 @@ import { readFile } from "node:fs/promises"
 import path from "node:path"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { errnoOf } from "../Reach.ts"
 import type { ChatMessage } from "./Ollama.ts"
 
 const Stored = Schema.Struct({
@@ -113,7 +114,7 @@ export const appendConversation = (file: string, messages: ReadonlyArray<ChatMes
   try {
     appendFileSync(file, text, { mode: 0o600 })
   } catch (cause) {
-    if ((cause as { code?: unknown }).code !== "ENOENT") throw cause
+    if (errnoOf(cause) !== "ENOENT") throw cause
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
     appendFileSync(file, text, { mode: 0o600 })
   }

@@ -120,8 +120,14 @@ const refusalOf = (shared: Shared, gate: Gate, request: RequestEncoded): Pedelec
   return protocolError(`say ${HELLO} first: ${request.tag} came before a successful hello`)
 }
 
+/**
+ * The last line, then the gate closes. A connection cut off (lingering) ends its writes in between, so its client
+ * sees the end at once while Core still reads.
+ */
 const closeWith = (client: Client, last: FromServerEncoded) =>
-  Effect.andThen(client.write(last), Deferred.succeed(client.gate.closed, undefined))
+  Effect.andThen(client.write(last), client.gate.lingering ? client.endWrites : Effect.void).pipe(
+    Effect.andThen(Deferred.succeed(client.gate.closed, undefined))
+  )
 
 /**
  * How long a connection cut off mid-line is still read after its last line. Closed with the rest of the line unread,
@@ -130,12 +136,10 @@ const closeWith = (client: Client, last: FromServerEncoded) =>
  */
 const LINGER_MS = 1_000
 
-/** The last line and the client told at once (end of stream), then read until it goes or LINGER_MS passed. */
+/** Closes with `last`, then reads (and drops) what still comes until the client goes or LINGER_MS passed. */
 const cutOff = (client: Client, last: FromServerEncoded) => {
   client.gate.lingering = true
-  return Effect.andThen(client.write(last), client.endWrites).pipe(
-    Effect.andThen(Deferred.succeed(client.gate.closed, undefined))
-  )
+  return closeWith(client, last)
 }
 
 /** One request: refused by the gate, or handed to effect/rpc with the gate watching for its decode failure. */
