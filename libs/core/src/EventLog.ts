@@ -8,9 +8,11 @@
  * An append is one blocking `write` on the session's descriptor, on purpose: every event waits for its line before
  * it is delivered (the events published together share one write), a line is a few hundred bytes into the page
  * cache (microseconds), and a thread-pool round trip per event cost a loaded 2-core machine up to 1.5 ms, five times
- * a turn (issue 15, warm ollama turns).
+ * a turn (issue 15, warm ollama turns). An append of 256 KiB or more is the exception: it goes to the thread pool,
+ * because copying it stalls every socket of Core (a 3.6 MB message is three such lines, ~10 ms each to write here,
+ * and the host's copy of the delta before them left Core only between them).
  */
-import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs"
+import { closeSync, fstatSync, openSync, readSync, write, writeSync } from "node:fs"
 import path from "node:path"
 import { SessionEvent } from "@pedelec/contracts/Events"
 import { SessionId } from "@pedelec/contracts/Ids"
@@ -118,18 +120,36 @@ const fileOf = (logs: Logs, sessionId: SessionId) => {
   return path.join(logs.paths.logsDir, `${sessionId}${LOG_SUFFIX}`)
 }
 
-/** A blocking file call as the PlatformError the stores map (its errno kept, so a full disk is STORAGE_FULL). */
+/** A failed file call as the PlatformError the stores map (its errno kept, so a full disk is STORAGE_FULL). */
+const fileError = (method: string, cause: unknown) =>
+  PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method, cause })
+
 const blocking = <A>(method: string, call: () => A) =>
-  Effect.try({
-    try: call,
-    catch: (cause) => PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method, cause })
-  })
+  Effect.try({ try: call, catch: (cause) => fileError(method, cause) })
 
 /** All of `bytes` at the end of the file: a write may take only part of them. */
 const writeAllAt = (fd: number, bytes: Uint8Array) =>
   blocking("write", () => {
     for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written)
   })
+
+/** Appends at least this long go out on the thread pool (see the header). */
+const OFF_THREAD_BYTES = 256 * 1024
+
+/**
+ * `writeAllAt` on the thread pool: Core's event loop keeps its sockets moving while a large line is copied. Not
+ * interruptible, as the blocking write is not: the lock and the descriptor must outlive the write in flight.
+ */
+const writeAllOffThread = (fd: number, bytes: Uint8Array) =>
+  Effect.callback<void, PlatformError.PlatformError>((resume) => {
+    const next = (from: number) =>
+      write(fd, bytes, from, bytes.length - from, null, (cause, written) => {
+        if (cause !== null) resume(Effect.fail(fileError("write", cause)))
+        else if (from + written < bytes.length) next(from + written)
+        else resume(Effect.void)
+      })
+    next(0)
+  }).pipe(Effect.uninterruptible)
 
 const openHandle = Effect.fnUntraced(function* (logs: Logs, sessionId: SessionId) {
   const { fs, paths } = logs
@@ -169,7 +189,8 @@ const append = Effect.fnUntraced(function* (logs: Logs, events: ReadonlyArray<Se
     Effect.gen(function* () {
       slot.handle ??= yield* openHandle(logs, sessionId)
       // A full disk may have taken part of the line: the next open ends it with a newline, so nothing is glued on.
-      yield* writeAllAt(slot.handle.fd, line).pipe(Effect.tapError(() => closeSlot(slot)))
+      const writeLine = line.length >= OFF_THREAD_BYTES ? writeAllOffThread : writeAllAt
+      yield* writeLine(slot.handle.fd, line).pipe(Effect.tapError(() => closeSlot(slot)))
     })
   )
 }, orStorageFailure("writing the event log"))

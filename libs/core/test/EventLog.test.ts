@@ -107,6 +107,32 @@ describe("EventLog", () => {
     )
   )
 
+  it.effect(
+    "a line written off the event loop, with other sessions' appends meanwhile, reads back whole and in order",
+    () =>
+      withLog((home) =>
+        Effect.gen(function* () {
+          const log = yield* EventLog
+          const [big, small] = [mintSessionId(), mintSessionId()]
+          const text = "€".repeat(4_000_000)
+          yield* Effect.all(
+            [
+              log.append([chat(big, 1), chat(big, 2, text)]),
+              Effect.forEach([1, 2, 3], (seq) => log.append([chat(small, seq)])),
+              log.append([chat(big, 3)])
+            ],
+            { concurrency: "unbounded" }
+          )
+          assert.deepStrictEqual(yield* log.readAfter(big, 0), [chat(big, 1), chat(big, 2, text), chat(big, 3)])
+          assert.deepStrictEqual(
+            yield* log.readAfter(small, 0),
+            [1, 2, 3].map((seq) => chat(small, seq))
+          )
+          assert.strictEqual((yield* io(() => readFile(logFile(home, big), "utf8"))).split("\n").length, 4)
+        })
+      )
+  )
+
   it.effect("logs/ is 0700 and each log 0600; an unknown session reads as empty", () =>
     withLog((home) =>
       Effect.gen(function* () {
