@@ -37,6 +37,26 @@ describe("Utf8LineSplitter", () => {
     assert.deepStrictEqual(lines, [{ _tag: "Invalid", bytes: 3 }, text("fine")])
   })
 
+  it("decodes a long line fed in chunks cut anywhere, a CRLF cut between them included", () => {
+    const line = `{"text":"${"€🚲ö".repeat(5_000)}"}`
+    const all = bytes(`${line}\r\nnext\r`)
+    for (const size of [1, 2, 3, 7, 4096]) {
+      const chunks = Array.from({ length: Math.ceil(all.length / size) }, (_, i) =>
+        all.subarray(i * size, (i + 1) * size)
+      )
+      assert.deepStrictEqual(feed(new Utf8LineSplitter(), chunks), [text(line), text("next")])
+    }
+  })
+
+  it("reports a line invalid when its bad bytes come in a middle chunk, or it ends inside a character", () => {
+    const chunks = [bytes("ab"), Uint8Array.from([0xe2, 0x28]), bytes("cd\nok\n"), Uint8Array.from([0x61, 0xe2, 0x82])]
+    assert.deepStrictEqual(feed(new Utf8LineSplitter(), chunks), [
+      { _tag: "Invalid", bytes: 6 },
+      text("ok"),
+      { _tag: "Invalid", bytes: 3 }
+    ])
+  })
+
   it("accepts a line of exactly the limit", () => {
     assert.deepStrictEqual(feed(new Utf8LineSplitter(8), [bytes("12345678\n")]), [text("12345678")])
   })
