@@ -1,7 +1,7 @@
 /**
  * SecretScrubber — the one place Core takes secrets out of text before it leaves: every value Core holds in
- * secrets.json (read through SettingsStore, at most once a second, and every value seen since start, so a key
- * replaced mid-session is still hidden) and any `Bearer <token>` are replaced by "(hidden)". SessionEvents runs
+ * secrets.json (read through SettingsStore when it changed, looked at at most once a second, and every value seen
+ * since start, so a key replaced mid-session is still hidden) and any `Bearer <token>` are replaced by "(hidden)". SessionEvents runs
  * every event through it before the event is numbered, logged or delivered, and its logger does the same for Core's
  * log lines. Why: an upstream server may echo the key it was sent (`invalid API key: Bearer …`), and that text
  * travels as an error's reason to the page, the session log and the desktop monitor. It does not decide what a
@@ -28,7 +28,7 @@ const MIN_SECRET_LENGTH = 8
 /** `Bearer <token>`, as an Authorization header is written and as servers quote it back. */
 const BEARER = /\bBearer\s+[^\s"',;)\]}]+/gi
 
-/** How long a read of secrets.json serves: long enough that a burst of events costs one read. */
+/** How long a look at secrets.json serves: a burst of events costs one stat, and an edit is seen within a second. */
 const REFRESH = Duration.seconds(1)
 
 /** `text` with every known value and every bearer token replaced. */
@@ -67,28 +67,31 @@ const make = Effect.gen(function* () {
   const settings = yield* SettingsStore
   const known = new Set<string>()
   // A secrets.json that cannot be read leaves what was learned before: scrubbing must not fail a publish.
-  const refresh = yield* Effect.cachedWithTTL(
-    settings.getSecrets.pipe(
-      Effect.tap((secrets) => {
-        for (const value of Object.values(secrets)) {
-          if (typeof value === "string" && value.length >= MIN_SECRET_LENGTH) known.add(value)
-        }
-        return Effect.void
-      }),
-      Effect.ignore
-    ),
-    REFRESH
+  const refresh = settings.getSecrets.pipe(
+    Effect.tap((secrets) => {
+      for (const value of Object.values(secrets)) {
+        if (typeof value === "string" && value.length >= MIN_SECRET_LENGTH) known.add(value)
+      }
+      return Effect.void
+    }),
+    Effect.ignore
   )
-  // Until then what is known is fresh enough: most events skip the cache's own bookkeeping (and any span), as
-  // this runs for every event of every session.
+  // Within REFRESH of the last look, what is known is fresh enough: most events skip even the stat (and any span), as
+  // this runs for every event of every session. After it the file is read only if its version changed: the read's
+  // thread-pool round trips were ~5 ms of a new Ollama session's first turn (issue 15). Two events that find it
+  // stale at once both look, which is harmless; a read that fails is tried again when the file changes.
   let freshUntil = 0
-  const refreshed = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    now < freshUntil
-      ? Effect.void
-      : Effect.map(refresh, () => {
-          freshUntil = now + Duration.toMillis(REFRESH)
-        })
-  )
+  let readVersion: string | undefined
+  const refreshed = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    if (now < freshUntil) return Effect.void
+    return Effect.flatMap(settings.secretsVersion, (version) => {
+      const fresh = () => {
+        freshUntil = now + Duration.toMillis(REFRESH)
+        readVersion = version
+      }
+      return version === readVersion ? Effect.sync(fresh) : Effect.map(refresh, fresh)
+    })
+  })
   return SecretScrubber.of({
     scrub: <A>(value: A) => Effect.map(refreshed, () => scrubDeep(value, known)),
     scrubKnown: (value) => scrubDeep(value, known)

@@ -8,7 +8,7 @@
  * the other user-owned document of the home, the site policies (SitePolicies).
  */
 import { randomBytes } from "node:crypto"
-import { closeSync, fchmodSync, fsync, openSync, renameSync, writeSync } from "node:fs"
+import { closeSync, fchmodSync, fsync, openSync, renameSync, statSync, writeSync } from "node:fs"
 import path from "node:path"
 import { ERROR_CATALOG } from "@pedelec/contracts/catalog/full"
 import { issuesOfExit, jsonDepthExceeded, type PointedIssue } from "@pedelec/contracts/JsonPointer"
@@ -207,6 +207,21 @@ const getSecrets = Effect.fn("SettingsStore.getSecrets")(function* (home: Home) 
   return yield* readSecrets(home)
 })
 
+/**
+ * Which secrets.json is on disk, from one blocking stat (microseconds, where a read is several thread-pool round
+ * trips): device, inode, size and change time, so any write (ours replace the file, a hand edit changes its ctime)
+ * gives a new version.
+ */
+const secretsVersion = (home: Home) =>
+  Effect.sync(() => {
+    try {
+      const info = statSync(home.paths.secretsFile, { bigint: true })
+      return `${info.dev}:${info.ino}:${info.size}:${info.ctimeNs}:${info.mtimeNs}`
+    } catch (cause) {
+      return (cause as { code?: unknown }).code === "ENOENT" ? "absent" : "unreadable"
+    }
+  })
+
 /** Validates and writes a whole settings document; the caller holds the writers' lock. */
 const store = Effect.fnUntraced(function* (home: Home, settings: Settings) {
   const valid = yield* validate(path.basename(home.paths.settingsFile), Settings, settings, noRedaction)
@@ -246,6 +261,8 @@ export class SettingsStore extends Context.Service<
     readonly get: Effect.Effect<PublicSettings, PedelecErrorOf<"SETTINGS_INVALID"> | StorageFailure>
     /** Core-internal: never put the result in an event, a log line, an error or argv. */
     readonly getSecrets: Effect.Effect<Secrets, PedelecErrorOf<"SETTINGS_INVALID"> | StorageFailure>
+    /** Changes whenever secrets.json does ("absent" while there is none): a reader skips `getSecrets` until then. */
+    readonly secretsVersion: Effect.Effect<string>
     /** A disk that cannot take the write is `STORAGE_FULL` / `STORAGE_UNAVAILABLE`, the old file left whole. */
     readonly set: (
       settings: Settings
@@ -268,6 +285,7 @@ export class SettingsStore extends Context.Service<
       return SettingsStore.of({
         get: get(home),
         getSecrets: getSecrets(home),
+        secretsVersion: secretsVersion(home),
         set: (settings) => set(home, settings),
         update: (change) => update(home, change),
         setSecret: (name, value) => setSecret(home, name, value)

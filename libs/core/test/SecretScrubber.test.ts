@@ -14,14 +14,17 @@ import { CorePaths } from "../src/CorePaths.ts"
 import { HIDDEN, SecretScrubber, scrubDeep } from "../src/SecretScrubber.ts"
 import { SettingsStore } from "../src/SettingsStore.ts"
 
-const withScrubber = <A, E>(body: Effect.Effect<A, E, SecretScrubber | SettingsStore>) =>
+const withScrubber = <A, E>(
+  body: Effect.Effect<A, E, SecretScrubber | SettingsStore>,
+  store: typeof SettingsStore.layer = SettingsStore.layer
+) =>
   Effect.gen(function* () {
     const home = yield* Effect.acquireRelease(
       Effect.promise(async () => realpath(await mkdtemp(path.join(os.tmpdir(), "pedelec-scrubber-")))),
       (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
     )
     const layer = SecretScrubber.layer.pipe(
-      Layer.provideMerge(SettingsStore.layer),
+      Layer.provideMerge(store),
       Layer.provide(Layer.merge(CorePaths.layerFor(home), NodeServices.layer))
     )
     return yield* body.pipe(Effect.provide(layer))
@@ -53,6 +56,45 @@ describe("SecretScrubber", () => {
         assert.deepStrictEqual(both, [`${HIDDEN} then ${HIDDEN}`])
       })
     )
+  )
+
+  it.effect("reads secrets.json again only when it changed, however often the second runs out", () =>
+    Effect.gen(function* () {
+      let reads = 0
+      // The real store, with its reads counted: the scrubber's looks must not turn into reads.
+      const counted = Layer.effect(
+        SettingsStore,
+        Effect.gen(function* () {
+          const store = yield* SettingsStore
+          return SettingsStore.of({
+            ...store,
+            getSecrets: Effect.andThen(
+              Effect.sync(() => reads++),
+              store.getSecrets
+            )
+          })
+        })
+      ).pipe(Layer.provide(SettingsStore.layer))
+      yield* withScrubber(
+        Effect.gen(function* () {
+          const scrubber = yield* SecretScrubber
+          const settings = yield* SettingsStore
+          const event = { text: `upstream refused ${KEY}` }
+          yield* settings.setSecret("ollamaApiKey", KEY)
+          assert.deepStrictEqual(yield* scrubber.scrub(event), { text: `upstream refused ${HIDDEN}` })
+          for (let second = 0; second < 5; second++) {
+            yield* TestClock.adjust(1_100)
+            yield* scrubber.scrub(event)
+          }
+          assert.strictEqual(reads, 1)
+          yield* settings.setSecret("ollamaApiKey", NEXT_KEY)
+          yield* TestClock.adjust(1_100)
+          assert.deepStrictEqual(yield* scrubber.scrub([NEXT_KEY]), [HIDDEN])
+          assert.strictEqual(reads, 2)
+        }),
+        counted
+      )
+    })
   )
 
   it("scrubDeep returns the same tree when nothing needs it, and a copy (input untouched) when something does", () => {
