@@ -1,9 +1,11 @@
 /**
  * AgentProcess — owns agent CLI processes, one per `spawn`: starts it in its own process group with the prompt on
  * stdin, exposes stdout as strictly decoded lines and the tail of stderr, keeps its descendants known (so those that
- * leave the group, setsid, are not lost), and on release interrupts, then kills the group and every descendant
- * seen. Its parts: AgentProcess/Output (stdout lines, the stderr tail), AgentProcess/Descendants (what is seen, and
- * the release sequence) and AgentProcess/Watch (the one table scan every running agent of this process shares). It does not interpret the CLI's output (adapters do) nor time out a quiet CLI (Core does).
+ * leave the group, setsid, are not lost, nor those that also lost their parent before any look: they carry its
+ * tag), and on release interrupts, then kills the group and every descendant seen. Its parts: AgentProcess/Output
+ * (stdout lines, the stderr tail), AgentProcess/Descendants (what is seen, and the release sequence),
+ * AgentProcess/Watch (the one table scan every running agent of this process shares) and AgentProcess/Tag (the
+ * environment mark). It does not interpret the CLI's output (adapters do) nor time out a quiet CLI (Core does).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import type { PedelecError } from "@pedelec/contracts/PedelecError"
@@ -17,6 +19,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { liveOf, release, seenFrom, treeAlive } from "./AgentProcess/Descendants.ts"
 import { outputLines, stderrTail } from "./AgentProcess/Output.ts"
+import { AGENT_TAG_VARIABLE, newAgentTag, taggedSince } from "./AgentProcess/Tag.ts"
 import { watch } from "./AgentProcess/Watch.ts"
 import { MAX_LINE_BYTES, type OutputLine } from "./OutputLines.ts"
 import * as ProcessTree from "./ProcessTree.ts"
@@ -70,10 +73,10 @@ const describeExit = (error: { readonly message: string; readonly cause?: unknow
   return { code: undefined, description: signal === undefined ? text : `killed by ${signal}` }
 }
 
-const commandOf = (options: AgentSpawnOptions) =>
+const commandOf = (options: AgentSpawnOptions, tag: string) =>
   ChildProcess.make(options.command, options.args, {
     cwd: options.cwd,
-    env: options.env,
+    env: { ...options.env, [AGENT_TAG_VARIABLE]: tag },
     extendEnv: options.inheritEnv,
     // Own process group (and session): the whole group can be interrupted and killed without touching Core.
     detached: true,
@@ -105,7 +108,8 @@ const spawnWith = Effect.fnUntraced(function* (
   // zombies, so it runs off the path.
   const spawnerScope = yield* Scope.make()
   yield* Effect.addFinalizer(() => Effect.forkDetach(Scope.close(spawnerScope, Exit.void)))
-  const handle = yield* spawner.spawn(commandOf(options)).pipe(
+  const tag = newAgentTag()
+  const handle = yield* spawner.spawn(commandOf(options, tag)).pipe(
     Scope.provide(spawnerScope),
     Effect.mapError((error) => startFailed(options.provider, error.message))
   )
@@ -115,7 +119,7 @@ const spawnWith = Effect.fnUntraced(function* (
   const exit = exitOf(handle)
   const tail = yield* stderrTail(handle.stderr)
   yield* watch(seen)
-  const terminate = yield* Effect.cached(release(seen, exit))
+  const terminate = yield* Effect.cached(release(seen, exit, (table) => taggedSince(table, leader, tag)))
   yield* Effect.addFinalizer(() => terminate)
   const limit = options.maxLineBytes ?? MAX_LINE_BYTES
   return {

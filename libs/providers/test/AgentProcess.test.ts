@@ -172,6 +172,34 @@ describe("AgentProcess", () => {
     }).pipe(Effect.scoped, Effect.provide(AgentProcess.layer))
   )
 
+  it.live("release kills a setsid grandchild whose parent exited before any look saw it (by the agent's tag)", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir("agent")
+      const pidFile = path.join(dir, "escaped.pid")
+      // sh backgrounds setsid, which (not a group leader) execs sleep in a session of its own; sh exits at once, so
+      // nothing links the sleep to the agent but what it inherited.
+      const detach = `setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > ${JSON.stringify(pidFile)}`
+      const script = `require('child_process').spawn('sh',['-c',${JSON.stringify(detach)}],{stdio:'ignore'});setInterval(()=>{},1e9)`
+      const { handle, close } = yield* spawnInScope(node(script))
+      const escaped = yield* waitFor(
+        "the escaped sleep's pid file",
+        Effect.sync(() => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) || undefined : undefined))
+      )
+      yield* waitFor(
+        "the sh to be gone",
+        Effect.map(ProcessTree.snapshot, (table) => {
+          const sleep = table.find((info) => info.pid === escaped)
+          return sleep !== undefined && sleep.ppid !== handle.pid && !table.some((info) => info.ppid === handle.pid)
+            ? true
+            : undefined
+        })
+      )
+      assert.isFalse((yield* handle.processes).some((record) => record.pid === escaped))
+      yield* close
+      yield* waitGone(escaped)
+    }).pipe(Effect.scoped, Effect.provide(AgentProcess.layer))
+  )
+
   it.live("one shared look serves many agents: each one's setsid grandchild, orphaned, is still found and killed", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir("agents")

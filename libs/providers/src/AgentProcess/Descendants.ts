@@ -67,8 +67,16 @@ export const update = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInfo>
   for (const info of found) seen.set(keyOf(info), { pid: info.pid, pgid: info.pgid, startTime: info.startTime })
 }
 
-/** One look now, on a table of its own: what release needs before it signals. */
-export const track = (seen: Seen) => Effect.map(ProcessTree.snapshot, (table) => update(seen, table))
+/** Processes of the agent that no parent link or group shows (AgentProcess/Tag), picked from a table. */
+export type Strays = (table: ReadonlyArray<ProcessTree.ProcessInfo>) => ReadonlyArray<ProcessTree.ProcessInfo>
+
+/** One look now, on a table of its own, strays taken in: what release needs before it signals. */
+export const track = (seen: Seen, strays: Strays) =>
+  Effect.map(ProcessTree.snapshot, (table) => {
+    for (const info of strays(table))
+      seen.set(keyOf(info), { pid: info.pid, pgid: info.pgid, startTime: info.startTime })
+    update(seen, table)
+  })
 
 /**
  * Whether anything of the tree is alive, after a fresh look: a process seen, or any member of a group seen (the
@@ -152,12 +160,15 @@ const killLeavesFirst = Effect.fnUntraced(function* (seen: Seen) {
   return false
 })
 
-/** Asks the tree to stop (leaves first), waits a grace, then kills whatever is left and waits for node to reap the CLI. */
-export const release = Effect.fnUntraced(function* (seen: Seen, exit: Effect.Effect<unknown>) {
-  yield* track(seen)
+/**
+ * Asks the tree to stop (leaves first), waits a grace, then kills whatever is left and waits for node to reap the CLI.
+ * The strays are looked for before the first signal, while the tree is whole, and again before the kill.
+ */
+export const release = Effect.fnUntraced(function* (seen: Seen, exit: Effect.Effect<unknown>, strays: Strays) {
+  yield* track(seen, strays)
   if ((yield* liveOf(seen)).length === 0) return
   if (!(yield* unwind(seen))) {
-    yield* track(seen)
+    yield* track(seen, strays)
     if (!(yield* killLeavesFirst(seen))) {
       yield* ProcessTree.killTree([...seen.values()], { signal: "SIGKILL", graceMs: KILL_WAIT_MS })
     }
