@@ -1,11 +1,12 @@
 /**
  * SecretScrubber — the one place Core takes secrets out of text before it leaves: every value Core holds in
  * secrets.json (read through SettingsStore when it changed, looked at at most once a second, and every value seen
- * since start, so a key replaced mid-session is still hidden) and any `Bearer <token>` are replaced by "(hidden)". SessionEvents runs
- * every event through it before the event is numbered, logged or delivered, and its logger does the same for Core's
- * log lines. Why: an upstream server may echo the key it was sent (`invalid API key: Bearer …`), and that text
- * travels as an error's reason to the page, the session log and the desktop monitor. It does not decide what a
- * secret is (SettingsStore) nor keep secrets from agents that need them (the adapters pass them on purpose).
+ * since start, so a key replaced mid-session is still hidden) and any `Bearer <token>` are replaced by "(hidden)".
+ * SessionEvents runs every event through it before the event is numbered, logged or delivered, and its logger does
+ * the same for Core's log lines. Why: an upstream server may echo the key it was sent (`invalid API key: Bearer
+ * …`), and that text travels as an error's reason to the page, the session log and the desktop monitor. It does not
+ * decide what a secret is (SettingsStore) nor keep secrets from agents that need them (the adapters pass them on
+ * purpose).
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -76,10 +77,10 @@ const make = Effect.gen(function* () {
     }),
     Effect.ignore
   )
-  // Within REFRESH of the last look, what is known is fresh enough: most events skip even the stat (and any span), as
-  // this runs for every event of every session. After it the file is read only if its version changed: the read's
-  // thread-pool round trips were ~5 ms of a new Ollama session's first turn (issue 15). Two events that find it
-  // stale at once both look, which is harmless; a read that fails is tried again when the file changes.
+  // Within REFRESH of the last look, what is known is fresh enough: most events skip even the stat (and any
+  // span), as this runs for every event of every session. After it the file is read only if its version changed:
+  // the read's thread-pool round trips were ~5 ms of a new Ollama session's first turn (issue 15). Two events that
+  // find it stale at once both look, which is harmless; a read that fails is tried again when the file changes.
   let freshUntil = 0
   let readVersion: string | undefined
   const refreshed = Effect.flatMap(Clock.currentTimeMillis, (now) => {
