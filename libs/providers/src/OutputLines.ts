@@ -31,7 +31,8 @@ const strictDecoder = () => new TextDecoder("utf-8", { fatal: true, ignoreBOM: t
  * Each chunk is decoded as it comes (a character cut between chunks waits in the decoder), so a line of megabytes is
  * ready soon after its newline arrives: for a 3.6 MB line of "€" in 64 KiB chunks, the last chunk's `push` takes
  * 1.4 ms where copying the chunks together and decoding them then took 12.6 ms (25 ms in Core on a busy 2-core box),
- * and the whole line 7 ms of CPU instead of 14. A thousand short lines in one chunk cost 5 % more.
+ * and the whole line 7 ms of CPU instead of 14. A line that arrives whole in one chunk is decoded in one call (a
+ * thousand short lines in one chunk: 0.16 ms, 0.18 ms before).
  */
 export class Utf8LineSplitter {
   private parts: Array<string> = []
@@ -51,8 +52,11 @@ export class Utf8LineSplitter {
     let start = 0
     for (let nl = chunk.indexOf(NEWLINE, start); nl >= 0; nl = chunk.indexOf(NEWLINE, start)) {
       if (this.size + (nl - start) > this.limit) return new LineTooLong(this.limit)
-      this.add(chunk.subarray(start, nl))
-      lines.push(this.take())
+      if (this.size === 0) lines.push(this.whole(chunk.subarray(start, nl)))
+      else {
+        this.add(chunk.subarray(start, nl))
+        lines.push(this.take())
+      }
       start = nl + 1
     }
     if (start < chunk.length) {
@@ -65,6 +69,17 @@ export class Utf8LineSplitter {
   /** The last line when the output did not end with a newline. */
   end(): ReadonlyArray<OutputLine> {
     return this.size === 0 ? [] : [this.take()]
+  }
+
+  /** A line that came whole in one chunk (most do): one decode, no parts. */
+  private whole(line: Uint8Array): OutputLine {
+    const body = line.at(-1) === CARRIAGE_RETURN ? line.subarray(0, -1) : line
+    try {
+      return { _tag: "Text", text: this.decoder.decode(body) }
+    } catch {
+      this.decoder = strictDecoder()
+      return { _tag: "Invalid", bytes: body.length }
+    }
   }
 
   /** Decoded now, so nothing of the caller's buffer is kept (it may reuse it after `push`). */
