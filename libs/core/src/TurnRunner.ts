@@ -5,9 +5,11 @@
  * completion or change the status (Sessions does), and cancelling a turn is interrupting this effect.
  *
  * Deltas are coalesced by natural batching, never by a timer: the provider's events are read ahead into a bounded
- * buffer, and the deltas that queued up while the previous event was being published go out as one `chat_delta`.
- * A lone delta waits for nothing; a burst costs one seq, one log line and one frame per batch instead of per delta
- * (2,000 deltas of 100 B reached the page at 0.22× the raw burst when each was its own event).
+ * buffer, and the deltas that came in one read of the CLI's output or queued up while the previous event was being
+ * published go out as one `chat_delta`. A lone delta waits for nothing; a burst costs one seq, one log line and one
+ * frame per batch instead of per delta (2,000 deltas of 100 B reached the page at 0.22× the raw burst when each was
+ * its own event, 0.85–1.15× in 38 events when only what queued was merged, 1.8–2.6× in 4 since a read's lines
+ * arrive together: providers' TurnProcess).
  */
 import type { SessionId, TurnId } from "@pedelec/contracts/Ids"
 import type { ProviderEvent } from "@pedelec/contracts/node/ProviderEvent"

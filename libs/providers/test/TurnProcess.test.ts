@@ -30,11 +30,11 @@ echo '{"type":"completed"}'
 sleep "$LINGER"
 `
 
-const turnProcess = (linger: string, exitWaitMs: number) =>
+const turnProcess = (linger: string, exitWaitMs: number, standIn = STAND_IN) =>
   Effect.gen(function* () {
     const dir = yield* tempDir("turn-process")
     const script = path.join(dir, "cli.sh")
-    writeFileSync(script, STAND_IN, { mode: 0o755 })
+    writeFileSync(script, standIn, { mode: 0o755 })
     return yield* makeTurnProcess({
       provider: "scripted",
       label: "stand-in",
@@ -52,7 +52,27 @@ const pidIn = (events: ReadonlyArray<ProviderEvent>) => {
   return Number(message?.type === "message" ? message.text : Number.NaN)
 }
 
+/** A burst in one write (blank lines between, a delta after the completion), after a write with nothing to say. */
+const BURST = `#!/bin/sh
+printf '\\n\\n'
+sleep 0.1
+printf '{"type":"delta","text":"a"}\\n\\n{"type":"delta","text":"b"}\\n{"type":"delta","text":"c"}\\n\\n{"type":"completed"}\\n{"type":"delta","text":"late"}\\n'
+`
+
 describe("TurnProcess", () => {
+  it.live("a read's lines become its events in order; a read of none emits nothing; nothing after the completion", () =>
+    Effect.gen(function* () {
+      const sp = yield* turnProcess("0", 10_000, BURST)
+      const events = [...(yield* Stream.runCollect(sp.send(turn)))]
+      assert.deepStrictEqual(events, [
+        { type: "delta", text: "a" },
+        { type: "delta", text: "b" },
+        { type: "delta", text: "c" },
+        { type: "completed" }
+      ])
+    }).pipe(Effect.scoped, Effect.provide(AgentProcess.layer))
+  )
+
   it.live("the turn ends at its completion; the CLI exits on its own afterwards and is listed until then", () =>
     Effect.gen(function* () {
       const sp = yield* turnProcess("1", 10_000)
