@@ -159,9 +159,16 @@ export const makeTurnProcess = <D extends TurnDecoder>(
           )
           // The lines of one read decode in one step: a stream and a tap per line cost Core ~13 µs a line, most
           // of its time on a burst of 100-B deltas (issue 15). A read with nothing to say emits nothing.
+          // Nothing after the terminal event is decoded (a decoder counts what it skips for the turn's report).
           const decodeRead = (lines: ReadonlyArray<OutputLine>): readonly [ReadonlyArray<ProviderEvent>] => {
-            const decoded = lines.flatMap((line) => decoder.decode(line))
-            terminal ||= decoded.some(isTerminal)
+            const decoded: Array<ProviderEvent> = []
+            for (const line of lines) {
+              if (terminal) break
+              for (const event of decoder.decode(line)) {
+                decoded.push(event)
+                terminal ||= isTerminal(event)
+              }
+            }
             return [decoded]
           }
           const events = handle.lines.pipe(
