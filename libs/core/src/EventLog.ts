@@ -23,13 +23,13 @@ import * as Exit from "effect/Exit"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as PlatformError from "effect/PlatformError"
+import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { CorePaths } from "./CorePaths.ts"
-import { orStorageFailure, type StorageFailure } from "./StorageFailure.ts"
+import { blocking, fileError, orStorageFailure, type StorageFailure } from "./StorageFailure.ts"
 
 /** SPEC §6: logs are kept 7 days after their last write. */
 export const LOG_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
@@ -119,13 +119,6 @@ const fileOf = (logs: Logs, sessionId: SessionId) => {
   if (!isSessionId(sessionId)) throw new Error(`not a session id: ${String(sessionId)}`)
   return path.join(logs.paths.logsDir, `${sessionId}${LOG_SUFFIX}`)
 }
-
-/** A failed file call as the PlatformError the stores map (its errno kept, so a full disk is STORAGE_FULL). */
-const fileError = (method: string, cause: unknown) =>
-  PlatformError.systemError({ _tag: "Unknown", module: "FileSystem", method, cause })
-
-const blocking = <A>(method: string, call: () => A) =>
-  Effect.try({ try: call, catch: (cause) => fileError(method, cause) })
 
 /** All of `bytes` at the end of the file: a write may take only part of them. */
 const writeAllAt = (fd: number, bytes: Uint8Array) =>

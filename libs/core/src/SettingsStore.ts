@@ -19,11 +19,11 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
-import * as PlatformError from "effect/PlatformError"
+import type * as PlatformError from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import { CorePaths } from "./CorePaths.ts"
-import { orStorageFailure, readIfPresent, type StorageFailure } from "./StorageFailure.ts"
+import { blocking, fileError, orStorageFailure, readIfPresent, type StorageFailure } from "./StorageFailure.ts"
 
 /** Both files are tiny; anything larger is not ours and is not worth parsing. */
 const MAX_FILE_BYTES = 1024 * 1024
@@ -33,22 +33,10 @@ const HOME_MODE = 0o700
 
 const strict = { onExcessProperty: "error" } as const
 
-/** A file error as the PlatformError the stores map: its errno kept (a full disk is STORAGE_FULL), ENOENT NotFound. */
-const platformError = (method: string, cause: unknown) =>
-  PlatformError.systemError({
-    _tag: (cause as { code?: unknown }).code === "ENOENT" ? "NotFound" : "Unknown",
-    module: "FileSystem",
-    method,
-    cause
-  })
-
-const blocking = <A>(method: string, call: () => A) =>
-  Effect.try({ try: call, catch: (cause) => platformError(method, cause) })
-
 /** fsync on the thread pool: a busy disk may take tens of milliseconds, and Core's other sessions do not wait. */
 const fsyncOnPool = (fd: number) =>
   Effect.callback<void, PlatformError.PlatformError>((resume) => {
-    fsync(fd, (cause) => resume(cause === null ? Effect.void : Effect.fail(platformError("fsync", cause))))
+    fsync(fd, (cause) => resume(cause === null ? Effect.void : Effect.fail(fileError("fsync", cause))))
   })
 
 export interface AtomicWriteOptions {

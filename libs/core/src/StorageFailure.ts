@@ -2,7 +2,8 @@
  * StorageFailure — what a file error of the Pedelec home means to a caller: `STORAGE_FULL` when the disk has no
  * room (ENOSPC, EDQUOT), `STORAGE_UNAVAILABLE` for any other failed write or read (read-only, permissions, I/O), in
  * words that name the operation but never a path (a page may see the error and need not learn where the home is).
- * The stores map their `PlatformError`s through here, so a full disk, or a file the disk will not give back (EIO,
+ * The stores make their blocking file calls' errors `PlatformError`s here too (`fileError`, `blocking`) and map them
+ * through here, so a full disk, or a file the disk will not give back (EIO,
  * EACCES, a directory where the file should be), is a coded failure and never a defect. It does NOT decide what a
  * store does after a failure (retry, fall back, give up) nor what a file's content means: each store says so itself.
  */
@@ -71,6 +72,22 @@ export const readIfPresent =
       Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
       orStorageFailure(what)
     )
+
+/**
+ * A failed file call as the PlatformError the stores map: its errno kept (a full disk is STORAGE_FULL), ENOENT
+ * NotFound.
+ */
+export const fileError = (method: string, cause: unknown): PlatformError.PlatformError =>
+  PlatformError.systemError({
+    _tag: (cause as { code?: unknown }).code === "ENOENT" ? "NotFound" : "Unknown",
+    module: "FileSystem",
+    method,
+    cause
+  })
+
+/** A blocking file call (node:fs `*Sync`) whose error is `fileError`: for the stores' measured hot paths. */
+export const blocking = <A>(method: string, call: () => A): Effect.Effect<A, PlatformError.PlatformError> =>
+  Effect.try({ try: call, catch: (cause) => fileError(method, cause) })
 
 /** Whether a failure is one of this module's: the disk, not the caller. */
 export const isStorageFailure = (error: unknown): error is StorageFailure =>
