@@ -27,6 +27,9 @@ const keyOf = (record: ProcessRecord) => `${record.pid}:${record.startTime}`
 
 export const seenFrom = (leader: ProcessRecord): Seen => new Map([[keyOf(leader), leader]])
 
+const remember = (seen: Seen, info: ProcessTree.ProcessInfo) =>
+  seen.set(keyOf(info), { pid: info.pid, pgid: info.pgid, startTime: info.startTime })
+
 /** ESRCH: no such pid at all. Asked of the kernel, not of a table a failed read (EMFILE) could have left short. */
 const pidGone = (pid: number): boolean => {
   try {
@@ -64,7 +67,7 @@ export const update = (seen: Seen, table: ReadonlyArray<ProcessTree.ProcessInfo>
     ),
     ...table.filter((info) => groups.has(info.pgid) && info.pid !== process.pid && !info.state.startsWith("Z"))
   ]
-  for (const info of found) seen.set(keyOf(info), { pid: info.pid, pgid: info.pgid, startTime: info.startTime })
+  for (const info of found) remember(seen, info)
 }
 
 /** Processes of the agent that no parent link or group shows (AgentProcess/Tag), picked from a table. */
@@ -73,8 +76,7 @@ export type Strays = (table: ReadonlyArray<ProcessTree.ProcessInfo>) => Readonly
 /** One look now, on a table of its own, strays taken in: what release needs before it signals. */
 export const track = (seen: Seen, strays: Strays) =>
   Effect.map(ProcessTree.snapshot, (table) => {
-    for (const info of strays(table))
-      seen.set(keyOf(info), { pid: info.pid, pgid: info.pgid, startTime: info.startTime })
+    for (const info of strays(table)) remember(seen, info)
     update(seen, table)
   })
 
