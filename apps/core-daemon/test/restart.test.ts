@@ -41,17 +41,20 @@ const safetyNet = Effect.gen(function* () {
   return started
 })
 
+/** A Core the test will kill: killed for good and its home removed when the test's scope closes, and a safetyNet. */
+const coreToCrash = Effect.gen(function* () {
+  const crashed = yield* Effect.promise(() => startCore())
+  const home = crashed.home
+  yield* Effect.addFinalizer(() => Effect.promise(() => stopCore(crashed, "SIGKILL").then(() => removeHome(home))))
+  return { crashed, home, started: yield* safetyNet }
+})
+
 describe("a Core's own end", () => {
   it.live(
     "a Core killed mid-turn: the restart reaps its orphaned processes, and the session resumes",
     () =>
       Effect.gen(function* () {
-        const crashed = yield* Effect.promise(() => startCore())
-        const home = crashed.home
-        yield* Effect.addFinalizer(() =>
-          Effect.promise(() => stopCore(crashed, "SIGKILL").then(() => removeHome(home)))
-        )
-        const started = yield* safetyNet
+        const { crashed, home, started } = yield* coreToCrash
         const { sessionId, pids, crashedTurn } = yield* Effect.scoped(
           Effect.gen(function* () {
             const client = yield* hostClient(crashed.info)
@@ -115,6 +118,42 @@ describe("a Core's own end", () => {
         assert.strictEqual(completed.reason, "completed")
         assert.strictEqual(completed.text, "recalled: before-crash", "the provider session survived the crash")
         assert.strictEqual(events.seen[0]?.seq, info.lastSeq + 1, "seq numbering continues after the restart")
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "a Core killed mid-turn: the restart also reaps what its agent started that only the agent's tag links to it",
+    () =>
+      Effect.gen(function* () {
+        const { crashed, home, started } = yield* coreToCrash
+        const { sessionId, escaped } = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const client = yield* hostClient(crashed.info)
+            const { sessionId } = yield* openSession(client)
+            started.push(sessionId)
+            yield* client["session.send_text"]({ origin: ORIGIN, sessionId, text: script("escape", "hang") })
+            const escaped = yield* Effect.promise(() => grandchildPid(crashed))
+            const record = yield* Effect.promise(() =>
+              waitUntil(
+                "the session record to name the agent, tagged",
+                () => sessionRecord(home, sessionId),
+                (r) => r.processes.length > 0 && r.processes.every((p) => p.agentTag !== undefined)
+              )
+            )
+            // Its parent shell is gone: no parent link and no group ties the escaped sleep to the agent.
+            const stat = yield* Effect.promise(() => readFile(`/proc/${escaped}/stat`, "utf8"))
+            const agentGroups = new Set(record.processes.map((p) => p.pgid))
+            assert.isFalse(agentGroups.has(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2])))
+            yield* Effect.promise(() => stopCore(crashed, "SIGKILL"))
+            return { sessionId, escaped }
+          })
+        )
+        assert.isFalse(yield* Effect.promise(() => isGone(escaped)), "the escaped sleep outlives the killed Core")
+        const restarted = yield* Effect.promise(() => startCore({ home }))
+        yield* Effect.addFinalizer(() => Effect.promise(() => stopCore(restarted)))
+        assert.isTrue(yield* Effect.promise(() => isGone(escaped)), `the escaped sleep ${escaped} was left running`)
+        assert.deepStrictEqual(yield* Effect.promise(() => sessionProcesses(sessionId)), [])
       }).pipe(Effect.scoped),
     60_000
   )

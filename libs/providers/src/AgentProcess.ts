@@ -134,7 +134,7 @@ const spawnWith = Effect.fnUntraced(function* (
     stderrTail: tail,
     interrupt: ProcessTree.signalGroups([leader], "SIGINT"),
     terminate,
-    processes: liveOf(seen)
+    processes: Effect.map(liveOf(seen), (records) => records.map((record) => ({ ...record, agentTag: tag })))
   } satisfies AgentHandle
 })
 

@@ -44,6 +44,11 @@ export interface ProcessRecord {
   readonly pgid: number
   /** Kernel start time (Linux: /proc/<pid>/stat field 22), so a reaper never kills a stranger with a reused pid. */
   readonly startTime: string
+  /**
+   * The tag in the environment of the agent CLI this process belongs to (AgentProcess/Tag): a reaper after a crash
+   * finds by it what the agent started that no parent link or group names (a setsid process whose parent exited).
+   */
+  readonly agentTag?: string
 }
 
 export interface SessionProcess {

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { AGENT_TAG_PATTERN, taggedStrays } from "../src/AgentProcess/Tag.ts"
 import { AgentProcess, type AgentSpawnOptions } from "../src/AgentProcess.ts"
 import type { OutputLine } from "../src/OutputLines.ts"
 import * as ProcessTree from "../src/ProcessTree.ts"
@@ -194,7 +195,14 @@ describe("AgentProcess", () => {
             : undefined
         })
       )
-      assert.isFalse((yield* handle.processes).some((record) => record.pid === escaped))
+      const records = yield* handle.processes
+      assert.isFalse(records.some((record) => record.pid === escaped))
+      // What a Core restarting after a crash reads from the session file finds it by the agent's tag all the same.
+      assert.isTrue(records.length > 0 && records.every((record) => AGENT_TAG_PATTERN.test(record.agentTag ?? "")))
+      assert.deepStrictEqual(
+        (yield* taggedStrays(records)).map((record) => record.pid),
+        [escaped]
+      )
       yield* close
       yield* waitGone(escaped)
     }).pipe(Effect.scoped, Effect.provide(AgentProcess.layer))

@@ -13,6 +13,7 @@ import { createHash } from "node:crypto"
 import { existsSync, unlinkSync, writeFileSync } from "node:fs"
 import { TurnId } from "@pedelec/contracts/Ids"
 import { TurnKind } from "@pedelec/contracts/Session"
+import { AGENT_TAG_PATTERN } from "@pedelec/providers/AgentProcess/Tag"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
@@ -23,7 +24,9 @@ import type { SessionRecord } from "../SessionStore.ts"
 export const SessionProcess = Schema.Struct({
   pid: Schema.Int.check(Schema.isGreaterThan(0)),
   pgid: Schema.Int.check(Schema.isGreaterThan(0)),
-  startTime: Schema.String.check(Schema.isBetweenLength(1, 64))
+  startTime: Schema.String.check(Schema.isBetweenLength(1, 64)),
+  /** Absent in a record an older Core wrote, and for a process no agent of Core's started. */
+  agentTag: Schema.optionalKey(Schema.String.check(Schema.isPattern(AGENT_TAG_PATTERN)))
 })
 export interface SessionProcess extends Schema.Schema.Type<typeof SessionProcess> {}
 

@@ -7,6 +7,7 @@
  */
 import path from "node:path"
 import type { SessionId } from "@pedelec/contracts/Ids"
+import { taggedStrays } from "@pedelec/providers/AgentProcess/Tag"
 import { lookNow } from "@pedelec/providers/AgentProcess/Watch"
 import { killTree } from "@pedelec/providers/ProcessTree"
 import * as Clock from "effect/Clock"
@@ -74,7 +75,11 @@ export const recoverAtStartup = Effect.gen(function* () {
   const store = yield* SessionStore
   const now = yield* Clock.currentTimeMillis
   for (const record of yield* store.list) {
-    if (record.processes.length > 0) yield* killTree(record.processes, { graceMs: 1_000 })
+    if (record.processes.length > 0) {
+      // What the file names, and what its agents started that nothing but their tag links to them.
+      const strays = yield* taggedStrays(record.processes)
+      yield* killTree([...record.processes, ...strays], { graceMs: 1_000 })
+    }
     const idle = record.state === "active" && now - record.lastActiveAt > IDLE_SESSION_MS
     if (record.processes.length > 0 || idle) {
       yield* store.save(

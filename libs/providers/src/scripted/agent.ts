@@ -7,7 +7,8 @@
  * Commands: `say <text>`, `delta <text>` (consecutive deltas also make one message), `stamp` (a delta of
  * `@<Date.now()> `, the emit time, so a bench can time a delta from the agent on), `call <tool> <json>`,
  * `cli <args…>`, `sleep <ms>`, `crash <code>`, `hang` (ignores SIGINT/SIGTERM), `garbage`, `grandchild` (setsid,
- * pid to $SCRIPTED_PID_FILE), `error <CODE> <message>`, `remember <text>`, `recall`, `read <path>` and
+ * pid to $SCRIPTED_PID_FILE), `escape` (a setsid sleep whose parent shell exits at once, so only its environment
+ * links it to the agent; pid to $SCRIPTED_PID_FILE), `error <CODE> <message>`, `remember <text>`, `recall`, `read <path>` and
  * `write <path> <text>` (workspace files, e.g. assets). Output: `session` first, then
  * `delta` / `message` / `tool` / `error`, and `done` last. Options: `--resume <id>`, `--version`.
  */
@@ -98,6 +99,17 @@ const spawnGrandchild = async () => {
   }
 }
 
+const escapeTheTree = () =>
+  new Promise<void>((resolve, reject) => {
+    // sh backgrounds setsid, which (no group leader) execs sleep in a session of its own; sh is gone within a
+    // millisecond, long before a look at the process table could see the sleep's parent.
+    const pidFile = process.env.SCRIPTED_PID_FILE ?? "/dev/null"
+    const detach = 'setsid sleep 100000 </dev/null >/dev/null 2>&1 & echo $! > "$1"'
+    spawn("sh", ["-c", detach, "sh", pidFile], { stdio: "ignore" })
+      .on("exit", () => resolve())
+      .on("error", reject)
+  })
+
 const garbage = async () => {
   await write(process.stdout, "this line is not JSON\n")
   await write(process.stdout, `${"x".repeat(100 * 1024)}\n`)
@@ -182,6 +194,9 @@ const run = async (sessionId: string, script: ReadonlyArray<string>) => {
         break
       case "grandchild":
         await spawnGrandchild()
+        break
+      case "escape":
+        await escapeTheTree()
         break
       case "error": {
         const [code, message] = splitFirst(arg)

@@ -33,7 +33,7 @@ export const ORIGIN = "http://127.0.0.1:5173" as Origin
 export const OTHER_ORIGIN = "https://other.example" as Origin
 
 export interface RunningCore extends CoreProcess {
-  /** Where the scripted agent's `grandchild` writes its pid (SCRIPTED_PID_FILE, one per Core). */
+  /** Where the scripted agent's `grandchild` or `escape` writes its pid (SCRIPTED_PID_FILE, one per Core). */
   readonly pidFile: string
 }
 
