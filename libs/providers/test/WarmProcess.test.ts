@@ -5,7 +5,8 @@
  * fails its turn with stderr and the next turn resumes in a new process; a stopped turn leaves no process; an idle
  * process is closed; another provider session or a new conversation gets a new process; closing the session's scope
  * kills it. A request/response CLI (an `ask` turn waits for its `answer` line) gets its handshake once per process and
- * its request answered through the decoder's replies; an interrupt the decoder cannot name yet is SIGINT.
+ * its request answered through the decoder's replies; an interrupt the decoder cannot name yet is SIGINT. A burst of
+ * lines in one write reaches its turn whole and in order, and what follows the turn's end goes to no turn.
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
@@ -59,6 +60,12 @@ createInterface({ input: process.stdin }).on("line", (raw) => {
     process.exit(3)
   }
   if (message.text === "ask") return out({ type: "ask", id: "q1" })
+  if (message.text === "burst") {
+    // One write: the turn's lines, its end, and a line after the end that answers no turn.
+    const lines = Array.from({ length: 2000 }, (_, i) => ({ type: "text", text: "part " + i }))
+    lines.push({ type: "done" }, { type: "text", text: "after the end" })
+    return process.stdout.write(lines.map((line) => JSON.stringify(line) + "\\n").join(""))
+  }
   if (message.text === "hang") {
     child = spawn("sleep", ["60"], { stdio: "ignore" })
     return writeFileSync(dir + "/child", String(child.pid))
@@ -188,6 +195,26 @@ describe("WarmProcess", () => {
         assert.deepStrictEqual(
           records.map((record) => record.pid),
           [pidOf(first)]
+        )
+      })
+    )
+  )
+
+  it.live("a burst in one write reaches its turn whole and in order; a line after the turn's end goes nowhere", () =>
+    run(
+      Effect.gen(function* () {
+        const { sp } = yield* standIn()
+        const burst = yield* turnOf(sp, fresh("burst"))
+        const texts = burst.flatMap((event) => (event.type === "message" ? [event.text] : []))
+        assert.deepStrictEqual(
+          texts,
+          Array.from({ length: 2000 }, (_, i) => `part ${i}`)
+        )
+        assert.deepStrictEqual(burst.at(-1), { type: "completed" })
+        const next = yield* turnOf(sp, continuing("two", sessionOf(burst)))
+        assert.deepStrictEqual(
+          next.map((event) => (event.type === "message" ? event.text.replace(/^pid \d+/, "pid") : event.type)),
+          ["session", "pid: two", "completed"]
         )
       })
     )
