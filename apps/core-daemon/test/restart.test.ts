@@ -5,6 +5,7 @@ import path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionEvent } from "@pedelec/contracts/Events"
 import type { ToolsManifest } from "@pedelec/contracts/Tool"
+import { identity } from "@pedelec/providers/ProcessTree"
 import { script } from "@pedelec/providers/scripted/Script"
 import {
   collectEvents,
@@ -142,9 +143,8 @@ describe("a Core's own end", () => {
               )
             )
             // Its parent shell is gone: no parent link and no group ties the escaped sleep to the agent.
-            const stat = yield* Effect.promise(() => readFile(`/proc/${escaped}/stat`, "utf8"))
-            const agentGroups = new Set(record.processes.map((p) => p.pgid))
-            assert.isFalse(agentGroups.has(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2])))
+            const escapedGroup = (yield* identity(escaped))?.pgid
+            assert.isFalse(record.processes.some((p) => p.pgid === escapedGroup))
             yield* Effect.promise(() => stopCore(crashed, "SIGKILL"))
             return { sessionId, escaped }
           })

@@ -65,7 +65,7 @@ export const taggedSince = (
 export const taggedStrays = (records: ReadonlyArray<ProcessRecord>): Effect.Effect<ReadonlyArray<ProcessRecord>> => {
   const firstByTag = new Map<string, ProcessRecord>()
   for (const record of records) {
-    if (record.agentTag === undefined || !AGENT_TAG_PATTERN.test(record.agentTag)) continue
+    if (record.agentTag === undefined) continue
     const first = firstByTag.get(record.agentTag)
     if (first === undefined || startOf(record) < startOf(first)) firstByTag.set(record.agentTag, record)
   }

@@ -8,8 +8,8 @@
  * `@<Date.now()> `, the emit time, so a bench can time a delta from the agent on), `call <tool> <json>`,
  * `cli <args…>`, `sleep <ms>`, `crash <code>`, `hang` (ignores SIGINT/SIGTERM), `garbage`, `grandchild` (setsid,
  * pid to $SCRIPTED_PID_FILE), `escape` (a setsid sleep whose parent shell exits at once, so only its environment
- * links it to the agent; pid to $SCRIPTED_PID_FILE), `error <CODE> <message>`, `remember <text>`, `recall`, `read <path>` and
- * `write <path> <text>` (workspace files, e.g. assets). Output: `session` first, then
+ * links it to the agent; pid to $SCRIPTED_PID_FILE), `error <CODE> <message>`, `remember <text>`, `recall`,
+ * `read <path>` and `write <path> <text>` (workspace files, e.g. assets). Output: `session` first, then
  * `delta` / `message` / `tool` / `error`, and `done` last. Options: `--resume <id>`, `--version`.
  */
 import { spawn } from "node:child_process"
